@@ -1,0 +1,82 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+// MARK: - Settings shared by every target
+
+/// Swift 6 language mode is the package default; these settings add the checks we hold
+/// every target to.
+let strictSettings: [SwiftSetting] = [
+  .enableUpcomingFeature("ExistentialAny"),
+  .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+  name: "Courier",
+  platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11)],
+
+  // MARK: - Products
+
+  products: [
+    .library(name: "Courier", targets: ["Courier"]),
+    .library(name: "CourierCore", targets: ["CourierCore"]),
+    .library(name: "CourierURLSession", targets: ["CourierURLSession"]),
+    .library(name: "CourierTesting", targets: ["CourierTesting"]),
+    .executable(name: "weather-demo", targets: ["WeatherDemo"]),
+    .executable(name: "courier-bench", targets: ["CourierBench"]),
+  ],
+
+  // MARK: - Library targets
+
+  targets: [
+    .target(name: "CourierCore", swiftSettings: strictSettings),
+    .target(
+      name: "CourierURLSession",
+      dependencies: ["CourierCore"],
+      swiftSettings: strictSettings
+    ),
+    .target(
+      name: "Courier",
+      dependencies: ["CourierCore", "CourierURLSession"],
+      swiftSettings: strictSettings
+    ),
+    .target(
+      name: "CourierTesting",
+      dependencies: ["CourierCore"],
+      swiftSettings: strictSettings
+    ),
+
+    // MARK: - Examples and benchmarks
+
+    .executableTarget(
+      name: "WeatherDemo",
+      dependencies: ["Courier", "CourierTesting"],
+      path: "Examples/WeatherDemo",
+      swiftSettings: strictSettings
+    ),
+    .executableTarget(
+      name: "CourierBench",
+      dependencies: ["Courier", "CourierTesting"],
+      path: "Benchmarks/CourierBench",
+      swiftSettings: strictSettings
+    ),
+
+    // MARK: - Tests
+
+    .testTarget(
+      name: "CourierCoreTests",
+      dependencies: ["CourierCore", "CourierTesting"],
+      swiftSettings: strictSettings
+    ),
+    .testTarget(
+      name: "CourierURLSessionTests",
+      dependencies: ["Courier", "CourierTesting"],
+      swiftSettings: strictSettings
+    ),
+    .testTarget(
+      name: "CourierTestingTests",
+      dependencies: ["CourierTesting"],
+      swiftSettings: strictSettings
+    ),
+  ],
+  swiftLanguageModes: [.v6]
+)
