@@ -7,7 +7,6 @@ import PackageDescription
 /// every target to.
 let strictSettings: [SwiftSetting] = [
   .enableUpcomingFeature("ExistentialAny"),
-  .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
 let package = Package(
