@@ -1,0 +1,5 @@
+// Courier: the umbrella module. `import Courier` brings in the core types, the middleware
+// protocol, the response pipeline and the URLSession transport.
+
+@_exported import CourierCore
+@_exported import CourierURLSession

@@ -1,0 +1,171 @@
+import Foundation
+
+/// The one object an app or service talks to for all its endpoints: a base URL, an ordered
+/// middleware chain, a transport, a response pipeline and the texts for errors.
+///
+/// A client is a value you build and pass around — there is no shared instance and no global
+/// configuration. Its chain is composed once, in `init`.
+///
+/// ```swift
+/// let client = Client(
+///   baseURL: URL(string: "https://api.example.com/v1/")!,
+///   transport: URLSessionTransport(),
+///   middleware: [AuthMiddleware(tokens: store)],
+///   pipeline: .envelope(.codeZero))
+///
+/// let user: User = try await client.send(
+///   Endpoint<User>(.get, "user/check/{phone}").path("phone", phone))
+/// ```
+///
+/// Every error that leaves ``send(_:)-(Request)`` or ``send(_:)-(Endpoint<Value>)`` is a
+/// ``CourierError`` whose ``CourierError/reason`` is in ``locale``.
+public final class Client: Sendable {
+  /// The URL that relative endpoint paths are joined to; `nil` when every endpoint is
+  /// absolute.
+  public let baseURL: URL?
+  /// The transport that sends each attempt.
+  public let transport: any Transport
+  /// The middleware, outermost first.
+  public let middleware: [any Middleware]
+  /// The stages every endpoint response passes (an endpoint may override it).
+  public let pipeline: ResponsePipeline
+  /// Encodes JSON request bodies unless an endpoint brings its own encoder.
+  public let encoder: JSONEncoder
+  /// Decodes JSON responses unless an endpoint brings its own decoder.
+  public let decoder: JSONDecoder
+  /// Where error reasons come from.
+  public let reasons: ReasonCatalog
+  /// The language of error reasons, a locale of ``reasons`` such as `"en"` or `"zh-Hans"`.
+  public let locale: String
+
+  private let chain: Chain.Handler
+  private let inFlight = InFlightRequests()
+
+  /// Creates a client and composes its middleware chain.
+  ///
+  /// - Parameters:
+  ///   - baseURL: The URL relative endpoint paths are joined to.
+  ///   - transport: Sends each attempt.
+  ///   - middleware: Outermost first.
+  ///   - pipeline: Response stages; default ``ResponsePipeline/standard`` (accept 2xx).
+  ///   - encoder: For JSON request bodies; default `JSONEncoder()`.
+  ///   - decoder: For JSON responses; default `JSONDecoder()`.
+  ///   - reasons: Error texts; default ``ReasonCatalog/standard`` (`en`, `zh-Hans`).
+  ///   - locale: The language of reasons; default: the best match in `reasons` for the
+  ///     process's preferred languages, else `"en"`.
+  public init(
+    baseURL: URL? = nil,
+    transport: any Transport,
+    middleware: [any Middleware] = [],
+    pipeline: ResponsePipeline = .standard,
+    encoder: JSONEncoder = JSONEncoder(),
+    decoder: JSONDecoder = JSONDecoder(),
+    reasons: ReasonCatalog = .standard,
+    locale: String? = nil
+  ) {
+    self.baseURL = baseURL
+    self.transport = transport
+    self.middleware = middleware
+    self.pipeline = pipeline
+    self.encoder = encoder
+    self.decoder = decoder
+    self.reasons = reasons
+    self.locale = locale ?? reasons.bestLocale(for: ReasonCatalog.processPreferredLanguages)
+    self.chain = Chain.compose(middleware, around: transport)
+  }
+
+  /// Sends a request through the middleware and the transport and returns the response,
+  /// whatever its status (no response pipeline runs here).
+  ///
+  /// Cancelling the calling `Task`, or calling ``cancelAll()``, cancels the request; it then
+  /// fails with kind ``CourierError/Kind/cancelled``.
+  public func send(_ request: Request) async throws(CourierError) -> Response {
+    if Task.isCancelled {
+      throw localized(CourierError(CancellationError(), request: request, stage: "client"))
+    }
+    let start = ContinuousClock.now
+    let chain = self.chain
+    let task = Task { try await chain(request) }
+    let ticket = inFlight.insert(task)
+    defer { inFlight.remove(ticket) }
+    do {
+      var response = try await withTaskCancellationHandler {
+        try await task.value
+      } onCancel: {
+        task.cancel()
+      }
+      response.timings.total = ContinuousClock.now - start
+      return response
+    } catch {
+      var failure = CourierError(error, request: request)
+      if task.isCancelled, failure.kind != .cancelled {
+        failure.debugMessage += failure.debugMessage.isEmpty ? "" : "; "
+        failure.debugMessage += "cancelled while failing as \(failure.kind)"
+        failure.kind = .cancelled
+      }
+      throw localized(failure)
+    }
+  }
+
+  /// Builds the endpoint's request, sends it, runs the response pipeline and decodes the
+  /// value.
+  ///
+  /// - Throws: ``CourierError``: ``CourierError/Kind/invalidRequest`` when the request cannot
+  ///   be built, a transport kind when sending fails, ``CourierError/Kind/httpStatus``,
+  ///   ``CourierError/Kind/business`` or ``CourierError/Kind/decoding`` from the pipeline.
+  public func send<Value>(_ endpoint: Endpoint<Value>) async throws(CourierError) -> Value {
+    try await response(for: endpoint).value
+  }
+
+  /// Like ``send(_:)-(Endpoint<Value>)``, but also returns the response the value came from.
+  public func response<Value>(
+    for endpoint: Endpoint<Value>
+  ) async throws(CourierError) -> Decoded<Value> {
+    let request: Request
+    do {
+      request = try endpoint.makeRequest(baseURL: baseURL, encoder: encoder)
+    } catch {
+      throw localized(CourierError(error, stage: "request"))
+    }
+    let response = try await send(request)
+    do {
+      let pipeline = endpoint.pipeline ?? self.pipeline
+      let value = try pipeline.run(
+        response, overrides: endpoint.overrides, decoding: endpoint.decoding,
+        decoder: endpoint.decoder ?? decoder)
+      return Decoded(value: value, response: response)
+    } catch {
+      var failure = CourierError(error, request: response.request)
+      if failure.response == nil { failure.response = response }
+      failure.attempts = max(failure.attempts, response.attempts)
+      throw localized(failure)
+    }
+  }
+
+  /// Cancels every request this client has in flight. Each fails with kind
+  /// ``CourierError/Kind/cancelled``. Requests started afterwards are not affected.
+  ///
+  /// - Returns: How many requests were cancelled.
+  @discardableResult
+  public func cancelAll() -> Int {
+    inFlight.cancelAll()
+  }
+
+  /// How many requests this client has in flight.
+  public var inFlightCount: Int { inFlight.count }
+
+  /// Gives `error` this client's reason text.
+  private func localized(_ error: CourierError) -> CourierError {
+    var error = error
+    error.reason = reasons.reason(for: error, locale: locale)
+    return error
+  }
+}
+
+/// A decoded value with the response it came from.
+public struct Decoded<Value: Sendable>: Sendable {
+  /// The decoded value.
+  public var value: Value
+  /// The response, with status, headers and raw body.
+  public var response: Response
+}

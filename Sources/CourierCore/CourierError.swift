@@ -1,0 +1,222 @@
+import Foundation
+
+/// The one error type that leaves a ``Client``: every failure — a bad request, the network,
+/// an HTTP status, a business envelope, decoding, cancellation — is a `CourierError`.
+///
+/// - ``kind`` says what went wrong in a form code can switch on.
+/// - ``reason`` is a sentence for the people using the app, in the client's language. It never
+///   holds URLs, tokens, type names or stack traces. `LocalizedError.errorDescription` is the
+///   reason, so `error.localizedDescription` shows it too.
+/// - ``debugDescription`` is for developers: kind, stage, request line, status, business code,
+///   the underlying error and its coding path.
+///
+/// It is a struct, not an enum, so new kinds can be added without breaking `switch`
+/// statements in user code; compare kinds with `==` or `switch error.kind { case .timedOut: … }`.
+///
+/// ```swift
+/// do {
+///   let user = try await client.send(Endpoint<User>(.get, "user/{id}").path("id", id))
+/// } catch let error as CourierError {
+///   showAlert(error.reason)
+///   if error.kind == .business, error.code == "40101" { signOut() }
+/// }
+/// ```
+public struct CourierError: Error, Sendable {
+  /// What went wrong, as an extensible set of named kinds.
+  public struct Kind: Hashable, Sendable, CustomStringConvertible {
+    /// The kind's stable name, also its key in a ``ReasonCatalog``.
+    public let name: String
+
+    /// Creates a kind. Use the static members for Courier's own kinds; a new name makes a
+    /// kind of your own (give it a reason with ``ReasonCatalog/set(_:for:locale:)``).
+    public init(_ name: String) {
+      self.name = name
+    }
+
+    /// The name.
+    public var description: String { name }
+
+    /// The device is offline (no usable network path).
+    public static let notReachable = Kind("notReachable")
+    /// An attempt or the overall deadline ran out.
+    public static let timedOut = Kind("timedOut")
+    /// The request was cancelled by the caller (`Task` cancellation or ``Client/cancelAll()``).
+    public static let cancelled = Kind("cancelled")
+    /// The server refused the connection or could not be reached.
+    public static let cannotConnect = Kind("cannotConnect")
+    /// The host name did not resolve.
+    public static let cannotFindHost = Kind("cannotFindHost")
+    /// The connection dropped while the request was under way.
+    public static let connectionLost = Kind("connectionLost")
+    /// TLS failed: handshake, certificate, or trust.
+    public static let secureConnectionFailed = Kind("secureConnectionFailed")
+    /// The server answered with a status the endpoint does not accept.
+    public static let httpStatus = Kind("httpStatus")
+    /// The server's business envelope reported a failure (`{"code": 40101, "msg": …}`).
+    public static let business = Kind("business")
+    /// The body could not be decoded into the expected value.
+    public static let decoding = Kind("decoding")
+    /// The request could not be built or sent as given (bad header, missing path parameter,
+    /// unencodable body, unreadable file).
+    public static let invalidRequest = Kind("invalidRequest")
+    /// A body exceeded a configured size limit.
+    public static let bodyTooLarge = Kind("bodyTooLarge")
+    /// A body was truncated or corrupt (for example a broken gzip stream).
+    public static let corruptBody = Kind("corruptBody")
+    /// The server's reply was not valid HTTP.
+    public static let badResponse = Kind("badResponse")
+    /// Any other transport failure.
+    public static let transport = Kind("transport")
+  }
+
+  /// What went wrong.
+  public var kind: Kind
+  /// A sentence for the app's users, in the client's language.
+  public var reason: String
+  /// Developer-facing detail, for logs and debugging; never shown to users.
+  public var debugMessage: String
+  /// The business code from the server's envelope, as written in the body (`"40101"`).
+  public var code: String?
+  /// The message from the server's envelope, when it sent one.
+  public var serverMessage: String?
+  /// How long the server asked the client to wait (`Retry-After`), when it said.
+  public var retryAfter: Duration?
+  /// The error that caused this one, when there is one (a `URLError`, a `DecodingError`, …).
+  public var underlying: (any Error)?
+  /// The request as it was sent (or as far as it was built).
+  public var request: Request?
+  /// The response, when one arrived; its raw ``Response/body`` stays readable.
+  public var response: Response?
+  /// How many attempts were made (0 when the request never reached a transport).
+  public var attempts: Int
+  /// Where the failure happened: `"transport"`, `"middleware TimeoutMiddleware"`,
+  /// `"status"`, `"envelope"`, `"decoding"`, `"request"`, or a custom stage's name.
+  public var stage: String?
+
+  /// Creates an error. The ``reason`` starts as the built-in English text for the kind; a
+  /// ``Client`` replaces it with the text from its own catalog and language.
+  public init(
+    kind: Kind,
+    debugMessage: String = "",
+    code: String? = nil,
+    serverMessage: String? = nil,
+    underlying: (any Error)? = nil,
+    request: Request? = nil,
+    response: Response? = nil,
+    attempts: Int = 0,
+    stage: String? = nil
+  ) {
+    self.kind = kind
+    self.debugMessage = debugMessage
+    self.code = code
+    self.serverMessage = serverMessage
+    self.underlying = underlying
+    self.request = request
+    self.response = response
+    self.attempts = attempts
+    self.stage = stage
+    self.reason = ""
+    self.reason = ReasonCatalog.standard.reason(for: self, locale: "en")
+  }
+
+  /// The HTTP status of the response, when one arrived.
+  public var status: Int? { response?.status }
+
+  /// Wraps any error in a `CourierError`: a `CourierError` is returned as it is,
+  /// `CancellationError` becomes ``Kind/cancelled``, a `DecodingError` ``Kind/decoding``,
+  /// an `EncodingError` ``Kind/invalidRequest``, anything else ``Kind/transport``.
+  public init(_ error: any Error, request: Request? = nil, stage: String? = nil) {
+    if let error = error as? CourierError {
+      self = error
+      if self.request == nil { self.request = request }
+      if self.stage == nil { self.stage = stage }
+      return
+    }
+    let kind: Kind =
+      switch error {
+      case is CancellationError: .cancelled
+      case is DecodingError: .decoding
+      case is EncodingError: .invalidRequest
+      default: .transport
+      }
+    self.init(
+      kind: kind, debugMessage: String(describing: error), underlying: error, request: request,
+      stage: stage)
+  }
+}
+
+extension CourierError: LocalizedError {
+  /// The user-facing ``reason``.
+  public var errorDescription: String? { reason }
+}
+
+extension CourierError: CustomStringConvertible {
+  /// The user-facing ``reason``.
+  public var description: String { reason }
+}
+
+extension CourierError: CustomDebugStringConvertible {
+  /// Everything a developer needs: kind, stage, request line, status, business code and
+  /// message, attempts, the detail message and the underlying error (with a decoding error's
+  /// coding path).
+  public var debugDescription: String {
+    var parts = ["CourierError.\(kind.name)"]
+    if let stage { parts.append("stage: \(stage)") }
+    if let request { parts.append("request: \(request.method) \(Self.redactedURL(request.url))") }
+    if let status { parts.append("status: \(status)") }
+    if let code { parts.append("code: \(code)") }
+    if let serverMessage { parts.append("server message: \(serverMessage.debugDescription)") }
+    if attempts > 0 { parts.append("attempts: \(attempts)") }
+    if !debugMessage.isEmpty { parts.append(debugMessage) }
+    if let underlying {
+      if let decoding = underlying as? DecodingError {
+        parts.append("underlying: \(Self.describe(decoding))")
+      } else {
+        parts.append("underlying: \(String(reflecting: underlying))")
+      }
+    }
+    parts.append("reason: \(reason.debugDescription)")
+    return parts.joined(separator: "; ")
+  }
+
+  /// The URL without its query, which may hold credentials.
+  static func redactedURL(_ url: URL) -> String {
+    guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+      return "<url>"
+    }
+    if components.query != nil { components.query = "…" }
+    components.user = nil
+    components.password = nil
+    return components.string ?? "<url>"
+  }
+
+  /// A decoding error with its coding path written as `a.b[2].c`.
+  static func describe(_ error: DecodingError) -> String {
+    func path(_ keys: [any CodingKey]) -> String {
+      var text = ""
+      for key in keys {
+        if let index = key.intValue {
+          text += "[\(index)]"
+        } else {
+          text += text.isEmpty ? key.stringValue : ".\(key.stringValue)"
+        }
+      }
+      return text.isEmpty ? "<root>" : text
+    }
+    switch error {
+    case .typeMismatch(let type, let context):
+      return "type mismatch at \(path(context.codingPath)): expected \(type); "
+        + context.debugDescription
+    case .valueNotFound(let type, let context):
+      return "value missing at \(path(context.codingPath)): expected \(type); "
+        + context.debugDescription
+    case .keyNotFound(let key, let context):
+      return "key \(key.stringValue.debugDescription) not found at "
+        + "\(path(context.codingPath)); " + context.debugDescription
+    case .dataCorrupted(let context):
+      return "data corrupted at \(path(context.codingPath)); " + context.debugDescription
+    @unknown default:
+      return String(describing: error)
+    }
+  }
+}

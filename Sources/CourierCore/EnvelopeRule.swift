@@ -1,0 +1,277 @@
+import Foundation
+
+/// Where a server's business envelope keeps its code, its message and its payload, and which
+/// codes mean success.
+///
+/// Many APIs answer `200 OK` for failures too and put the outcome in the body:
+/// `{"code": 40101, "msg": "Token expired", "data": null}` or
+/// `{"status": "error", "error": "Post ID '61355' not found."}`. A rule describes that shape
+/// as a value, so an ``EnvelopeStage`` can turn failures into ``CourierError/Kind/business``
+/// errors carrying the server's code and message, and hand the payload to the decoder.
+///
+/// ```swift
+/// // {"code": 0, "msg": "ok", "data": {...}}
+/// let client = Client(baseURL: base, transport: t, pipeline: .envelope(.codeZero))
+///
+/// // {"meta": {"status": 200, "message": "..."}, "result": {...}}
+/// let rule = EnvelopeRule(code: "meta.status", success: [200],
+///                         message: ["meta.message"], payload: "result")
+/// ```
+///
+/// Paths are dotted member names from the root object. The code must have the type of the
+/// success values: `"0"` does not match `0` unless ``matchesAcrossTypes`` is on; a code of
+/// the wrong type, a missing code, and a body that is not a JSON object are
+/// ``CourierError/Kind/decoding`` errors.
+public struct EnvelopeRule: Sendable {
+  /// The dotted path of the business code, such as `"code"` or `"meta.status"`.
+  public var codePath: String
+  /// The codes that mean success.
+  public var successCodes: [EnvelopeCode]
+  /// Paths of the message, tried in order; the first string present wins.
+  public var messagePaths: [String]
+  /// The path of the payload to decode, or `nil` to decode the whole body.
+  public var payloadPath: String?
+  /// Whether a string code may match a number success value with the same text and the
+  /// other way round (`"0"` matches `0`). Default `false`.
+  public var matchesAcrossTypes: Bool
+
+  private var evaluator: (@Sendable (Response) throws -> EnvelopeVerdict)?
+
+  /// Creates a rule from paths and success codes.
+  public init(
+    code: String, success: [EnvelopeCode], message: [String], payload: String?,
+    matchesAcrossTypes: Bool = false
+  ) {
+    self.codePath = code
+    self.successCodes = success
+    self.messagePaths = message
+    self.payloadPath = payload
+    self.matchesAcrossTypes = matchesAcrossTypes
+  }
+
+  /// `{"code": 0, "msg": "…", "data": …}`: success when `code` is `0`; the message is `msg` or
+  /// `message`; the payload is `data`.
+  public static let codeZero = EnvelopeRule(
+    code: "code", success: [0], message: ["msg", "message"], payload: "data")
+
+  /// `{"status": "ok", …}`: success when `status` is `"ok"`; the message is `error`,
+  /// `message` or `msg`; the payload is the whole body (its other members).
+  public static let statusOK = EnvelopeRule(
+    code: "status", success: ["ok"], message: ["error", "message", "msg"], payload: nil)
+
+  /// A rule computed by a closure, for envelopes paths cannot describe.
+  ///
+  /// ```swift
+  /// let rule = EnvelopeRule.custom { response in
+  ///   response.headers["X-Result"] == "fail"
+  ///     ? .failure(code: response.headers["X-Code"], message: nil)
+  ///     : .success(payload: nil)
+  /// }
+  /// ```
+  public static func custom(
+    _ evaluate: @escaping @Sendable (Response) throws -> EnvelopeVerdict
+  ) -> EnvelopeRule {
+    var rule = EnvelopeRule(code: "", success: [], message: [], payload: nil)
+    rule.evaluator = evaluate
+    return rule
+  }
+
+  /// Reads the envelope of `response`.
+  ///
+  /// - Throws: ``CourierError`` of kind ``CourierError/Kind/decoding`` when the body is not an
+  ///   envelope of this shape.
+  public func evaluate(_ response: Response) throws -> EnvelopeVerdict {
+    if let evaluator { return try evaluator(response) }
+    let body = response.body
+    let split = { (path: String) in path.split(separator: ".", omittingEmptySubsequences: false) }
+    var paths = [split(codePath)] + messagePaths.map(split)
+    if let payloadPath { paths.append(split(payloadPath)) }
+    let ranges: [Range<Int>?]
+    do {
+      ranges = try JSONScanner.locate(paths, in: body)
+    } catch {
+      throw Self.malformed("body is not a JSON envelope: \(error)")
+    }
+    guard let codeRange = ranges[0] else {
+      throw Self.malformed("envelope has no \(codePath.debugDescription)")
+    }
+    let message = messagePaths.indices.lazy.compactMap { index -> String? in
+      guard let range = ranges[index + 1],
+        JSONScanner.kind(of: range, in: body) == .string
+      else { return nil }
+      return JSONScanner.string(at: range, in: body)
+    }.first
+    let kind = JSONScanner.kind(of: codeRange, in: body)
+    guard kind == .number || kind == .string || kind == .bool,
+      let codeText = JSONScanner.scalarText(at: codeRange, in: body)
+    else {
+      throw Self.malformed("envelope \(codePath.debugDescription) is not a number or string")
+    }
+    let code = EnvelopeCode(token: codeText, kind: kind)
+    let sameType = successCodes.contains { $0.hasSameType(as: code) }
+    if !sameType && !matchesAcrossTypes && !successCodes.isEmpty {
+      throw Self.malformed(
+        "envelope \(codePath.debugDescription) is \(code.typeName) \(code); the rule expects "
+          + successCodes.map(\.typeName).joined(separator: " or ")
+          + " (set matchesAcrossTypes to compare text)")
+    }
+    let success = successCodes.contains { $0.matches(code, acrossTypes: matchesAcrossTypes) }
+    guard success else { return .failure(code: code.text, message: message) }
+    var verdict = EnvelopeVerdict.success(payload: nil)
+    verdict.message = message
+    verdict.code = code.text
+    if payloadPath != nil {
+      if let range = ranges[ranges.count - 1] {
+        verdict.payload = body[range]
+        verdict.payloadIsJSONMember = true
+      } else {
+        verdict.payloadIsMissing = true
+      }
+    }
+    return verdict
+  }
+
+  private static func malformed(_ message: String) -> CourierError {
+    CourierError(kind: .decoding, debugMessage: message, stage: "envelope")
+  }
+}
+
+/// What an envelope said: success with an optional payload, or failure with a code and
+/// message.
+public struct EnvelopeVerdict: Sendable {
+  /// Whether the envelope reports success.
+  public var isSuccess: Bool
+  /// The business code as written.
+  public var code: String?
+  /// The server's message.
+  public var message: String?
+  /// The bytes to decode instead of the whole body; `nil` keeps the body.
+  public var payload: Data?
+  /// Whether the payload key was absent.
+  public var payloadIsMissing = false
+  /// Whether ``payload`` is a member cut from a JSON document.
+  public var payloadIsJSONMember = false
+
+  /// Success; decode `payload` (or the whole body when `nil`).
+  public static func success(payload: Data?) -> EnvelopeVerdict {
+    EnvelopeVerdict(isSuccess: true, payload: payload)
+  }
+
+  /// Failure with the server's code and message.
+  public static func failure(code: String?, message: String?) -> EnvelopeVerdict {
+    EnvelopeVerdict(isSuccess: false, code: code, message: message)
+  }
+}
+
+/// A business code value: a number, a string or a boolean.
+public struct EnvelopeCode: Hashable, Sendable, CustomStringConvertible,
+  ExpressibleByIntegerLiteral, ExpressibleByStringLiteral, ExpressibleByBooleanLiteral
+{
+  private enum Storage: Hashable, Sendable {
+    case number(Double)
+    case string(String)
+    case bool(Bool)
+  }
+
+  private let storage: Storage
+  /// The code as written in JSON (without quotes for strings).
+  public let text: String
+
+  /// A numeric code.
+  public init(integerLiteral value: Int) {
+    storage = .number(Double(value))
+    text = String(value)
+  }
+
+  /// A string code, compared exactly.
+  public init(stringLiteral value: String) {
+    storage = .string(value)
+    text = value
+  }
+
+  /// A boolean code (`{"success": true}`).
+  public init(booleanLiteral value: Bool) {
+    storage = .bool(value)
+    text = String(value)
+  }
+
+  init(token: String, kind: JSONScanner.ValueKind) {
+    switch kind {
+    case .string: storage = .string(token)
+    case .bool: storage = .bool(token == "true")
+    default: storage = .number(Double(token) ?? .nan)
+    }
+    text = token
+  }
+
+  /// The code as written.
+  public var description: String {
+    if case .string(let value) = storage { return value.debugDescription }
+    return text
+  }
+
+  var typeName: String {
+    switch storage {
+    case .number: "a number"
+    case .string: "a string"
+    case .bool: "a boolean"
+    }
+  }
+
+  func hasSameType(as other: EnvelopeCode) -> Bool {
+    switch (storage, other.storage) {
+    case (.number, .number), (.string, .string), (.bool, .bool): true
+    default: false
+    }
+  }
+
+  func matches(_ other: EnvelopeCode, acrossTypes: Bool) -> Bool {
+    if storage == other.storage { return true }
+    guard acrossTypes else { return false }
+    if case .number(let mine) = storage, let theirs = Double(other.text) { return mine == theirs }
+    if case .number(let theirs) = other.storage, let mine = Double(text) { return mine == theirs }
+    return text == other.text
+  }
+}
+
+/// Checks the business envelope with an ``EnvelopeRule``: a failure code throws
+/// ``CourierError/Kind/business`` with the server's code and message; on success the payload
+/// becomes what is decoded.
+///
+/// Empty bodies of 204, 205, 304 and `HEAD` responses pass without an envelope.
+public struct EnvelopeStage: ResponseStage {
+  /// The rule.
+  public var rule: EnvelopeRule
+
+  /// Creates the stage.
+  public init(_ rule: EnvelopeRule) {
+    self.rule = rule
+  }
+
+  /// `"envelope"`.
+  public var name: String { "envelope" }
+
+  /// Checks the envelope.
+  public func process(_ context: inout ResponseContext) throws {
+    if context.response.body.isEmpty && context.mayHaveEmptyBody { return }
+    try context.checkDecodableSize()
+    let verdict = try rule.evaluate(context.response)
+    guard verdict.isSuccess else {
+      throw CourierError(
+        kind: .business,
+        debugMessage: "envelope reports failure",
+        code: verdict.code, serverMessage: verdict.message,
+        request: context.response.request, response: context.response,
+        attempts: context.response.attempts, stage: name)
+    }
+    context.envelopeMessage = verdict.message
+    if let payload = verdict.payload {
+      context.payload = payload
+      context.payloadIsJSONMember = verdict.payloadIsJSONMember
+    }
+    if verdict.payloadIsMissing {
+      context.payload = Data()
+      context.payloadIsMissing = true
+    }
+  }
+}

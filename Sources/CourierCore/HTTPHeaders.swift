@@ -1,0 +1,236 @@
+/// An ordered list of HTTP header fields with case-insensitive lookup.
+///
+/// Names and values are checked when they are inserted, not when the request reaches the wire:
+/// a name must be an RFC 9110 token and a value must not contain CR, LF, NUL or any other
+/// control character except horizontal tab. Anything else throws a ``CourierError`` of kind
+/// ``CourierError/Kind/invalidRequest``, so header injection (`"x\r\nEvil: 1"`) cannot happen.
+///
+/// Order is kept as inserted and one name may carry several values (`Set-Cookie`, `Vary`).
+///
+/// ```swift
+/// var headers = HTTPHeaders()
+/// try headers.add(.accept, "application/json")
+/// try headers.add("X-Trace", "abc")
+/// headers["accept"]  // "application/json"
+/// ```
+public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible {
+  /// A header field name, compared without regard to case.
+  public struct Name: Hashable, Sendable, CustomStringConvertible {
+    /// The name as it was written, kept for the wire.
+    public let rawName: String
+    /// The lower-cased form used for comparison and hashing.
+    let canonical: String
+
+    /// Creates a name, checking that it is an RFC 9110 token.
+    ///
+    /// - Throws: ``CourierError`` of kind ``CourierError/Kind/invalidRequest`` for an empty
+    ///   name or one with a character a token may not hold (space, colon, CR, LF, …).
+    public init(_ rawName: String) throws {
+      guard HTTPToken.isValid(rawName) else {
+        throw CourierError(
+          kind: .invalidRequest,
+          debugMessage: "header name \(rawName.debugDescription) is not a valid token")
+      }
+      self.init(unchecked: rawName)
+    }
+
+    init(unchecked rawName: String) {
+      self.rawName = rawName
+      self.canonical = rawName.lowercased()
+    }
+
+    /// The name as written.
+    public var description: String { rawName }
+
+    /// Two names are equal when they are equal ignoring ASCII case.
+    public static func == (lhs: Name, rhs: Name) -> Bool { lhs.canonical == rhs.canonical }
+
+    /// Hashes the case-folded name.
+    public func hash(into hasher: inout Hasher) { hasher.combine(canonical) }
+
+    /// `Accept`
+    public static let accept = Name(unchecked: "Accept")
+    /// `Accept-Encoding`
+    public static let acceptEncoding = Name(unchecked: "Accept-Encoding")
+    /// `Accept-Language`
+    public static let acceptLanguage = Name(unchecked: "Accept-Language")
+    /// `Authorization`
+    public static let authorization = Name(unchecked: "Authorization")
+    /// `Cache-Control`
+    public static let cacheControl = Name(unchecked: "Cache-Control")
+    /// `Connection`
+    public static let connection = Name(unchecked: "Connection")
+    /// `Content-Encoding`
+    public static let contentEncoding = Name(unchecked: "Content-Encoding")
+    /// `Content-Length`
+    public static let contentLength = Name(unchecked: "Content-Length")
+    /// `Content-Type`
+    public static let contentType = Name(unchecked: "Content-Type")
+    /// `Cookie`
+    public static let cookie = Name(unchecked: "Cookie")
+    /// `Idempotency-Key`
+    public static let idempotencyKey = Name(unchecked: "Idempotency-Key")
+    /// `Location`
+    public static let location = Name(unchecked: "Location")
+    /// `Proxy-Authorization`
+    public static let proxyAuthorization = Name(unchecked: "Proxy-Authorization")
+    /// `Retry-After`
+    public static let retryAfter = Name(unchecked: "Retry-After")
+    /// `Set-Cookie`
+    public static let setCookie = Name(unchecked: "Set-Cookie")
+    /// `User-Agent`
+    public static let userAgent = Name(unchecked: "User-Agent")
+  }
+
+  /// One header field: a name and its value.
+  public struct Field: Hashable, Sendable {
+    /// The field name.
+    public let name: Name
+    /// The field value, with leading and trailing spaces and tabs removed.
+    public let value: String
+  }
+
+  private var fields: [Field]
+
+  /// Creates an empty header list.
+  public init() {
+    fields = []
+  }
+
+  /// Creates a header list from name–value pairs, in order.
+  ///
+  /// - Throws: ``CourierError`` of kind ``CourierError/Kind/invalidRequest`` on the first
+  ///   invalid name or value.
+  public init(_ pairs: [(String, String)]) throws {
+    fields = []
+    fields.reserveCapacity(pairs.count)
+    for (name, value) in pairs { try add(name, value) }
+  }
+
+  /// Appends a value for `name`, keeping any values already there.
+  ///
+  /// - Throws: ``CourierError`` of kind ``CourierError/Kind/invalidRequest`` when the value
+  ///   holds CR, LF, NUL or another control character.
+  public mutating func add(_ name: Name, _ value: String) throws {
+    fields.append(Field(name: name, value: try Self.validatedValue(value, for: name)))
+  }
+
+  /// Appends a value for the header named `name`, keeping any values already there.
+  ///
+  /// - Throws: ``CourierError`` of kind ``CourierError/Kind/invalidRequest`` for an invalid
+  ///   name or value.
+  public mutating func add(_ name: String, _ value: String) throws {
+    try add(Name(name), value)
+  }
+
+  /// Replaces every value of `name` with `value`, keeping the position of the first one.
+  ///
+  /// - Throws: ``CourierError`` of kind ``CourierError/Kind/invalidRequest`` for an invalid
+  ///   value; the list is unchanged then.
+  public mutating func set(_ name: Name, _ value: String) throws {
+    let field = Field(name: name, value: try Self.validatedValue(value, for: name))
+    if let first = fields.firstIndex(where: { $0.name == name }) {
+      fields[first] = field
+      var index = fields.index(after: first)
+      while index < fields.endIndex {
+        if fields[index].name == name { fields.remove(at: index) } else { index += 1 }
+      }
+    } else {
+      fields.append(field)
+    }
+  }
+
+  /// Replaces every value of the header named `name` with `value`.
+  ///
+  /// - Throws: ``CourierError`` of kind ``CourierError/Kind/invalidRequest`` for an invalid
+  ///   name or value.
+  public mutating func set(_ name: String, _ value: String) throws {
+    try set(Name(name), value)
+  }
+
+  /// Removes every value of `name`.
+  public mutating func remove(_ name: Name) {
+    fields.removeAll { $0.name == name }
+  }
+
+  /// Removes every value of the header named `name` (compared ignoring case).
+  public mutating func remove(_ name: String) {
+    let canonical = name.lowercased()
+    fields.removeAll { $0.name.canonical == canonical }
+  }
+
+  /// The first value of `name`, or `nil` when the header is absent.
+  public subscript(name: Name) -> String? {
+    fields.first { $0.name == name }?.value
+  }
+
+  /// The first value of the header named `name` (compared ignoring case), or `nil`.
+  public subscript(name: String) -> String? {
+    let canonical = name.lowercased()
+    return fields.first { $0.name.canonical == canonical }?.value
+  }
+
+  /// Every value of `name`, in order.
+  public func values(for name: Name) -> [String] {
+    fields.filter { $0.name == name }.map(\.value)
+  }
+
+  /// Whether at least one value of `name` is present.
+  public func contains(_ name: Name) -> Bool {
+    fields.contains { $0.name == name }
+  }
+
+  /// The number of fields (a name with two values counts twice).
+  public var count: Int { fields.count }
+
+  /// Whether there are no fields.
+  public var isEmpty: Bool { fields.isEmpty }
+
+  /// Iterates over the fields in order.
+  public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
+
+  /// The fields as `Name: value` lines, for debugging. Credentials are not redacted here; use
+  /// a logging middleware to print headers.
+  public var description: String {
+    fields.map { "\($0.name.rawName): \($0.value)" }.joined(separator: "\n")
+  }
+
+  /// Appends a field received from a peer that already enforced the HTTP grammar (a transport).
+  /// Invalid names or values are dropped rather than thrown, since they are not the caller's.
+  mutating func appendReceived(_ name: String, _ value: String) {
+    guard HTTPToken.isValid(name), let value = try? Self.validatedValue(value, forName: name)
+    else { return }
+    fields.append(Field(name: Name(unchecked: name), value: value))
+  }
+
+  private static func validatedValue(_ value: String, for name: Name) throws -> String {
+    try validatedValue(value, forName: name.rawName)
+  }
+
+  /// Trims optional white space and rejects control characters (RFC 9110 §5.5).
+  private static func validatedValue(_ value: String, forName name: String) throws -> String {
+    for byte in value.utf8 where (byte < 0x20 && byte != 0x09) || byte == 0x7F {
+      throw CourierError(
+        kind: .invalidRequest,
+        debugMessage:
+          "value of header \(name) contains control character 0x\(String(byte, radix: 16))"
+          + " (CR, LF and NUL are never allowed)")
+    }
+    let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+    guard let first = value.firstIndex(where: { !isSpace($0) }),
+      let last = value.lastIndex(where: { !isSpace($0) })
+    else { return "" }
+    if first == value.startIndex && value.index(after: last) == value.endIndex { return value }
+    return String(value[first...last])
+  }
+}
+
+extension HTTPHeaders {
+  /// Builds headers from fields a transport received, dropping any that are malformed.
+  ///
+  /// Use this from a custom ``Transport`` to turn the peer's header list into `HTTPHeaders`.
+  public init(received pairs: some Sequence<(String, String)>) {
+    fields = []
+    for (name, value) in pairs { appendReceived(name, value) }
+  }
+}

@@ -1,0 +1,112 @@
+import Foundation
+
+/// How an ``Endpoint`` turns the (possibly envelope-narrowed) response payload into its
+/// `Value`.
+///
+/// The endpoint initialisers pick one from `Value`: JSON for `Decodable`, raw bytes for
+/// `Data`, UTF-8 text for `String`, nothing for `Void`. Use ``custom(acceptsJSON:_:)`` for
+/// anything else.
+public struct ResponseDecoding<Value: Sendable>: Sendable {
+  /// Whether the endpoint should send `Accept: application/json`.
+  let acceptsJSON: Bool
+  let decode: @Sendable (ResponseContext, JSONDecoder) throws -> Value
+
+  /// A decoding of your own from the pipeline's context and the client's decoder.
+  public static func custom(
+    acceptsJSON: Bool = false,
+    _ decode: @escaping @Sendable (ResponseContext, JSONDecoder) throws -> Value
+  ) -> Self {
+    Self(acceptsJSON: acceptsJSON, decode: decode)
+  }
+}
+
+extension ResponseDecoding where Value: Decodable {
+  /// Decodes JSON with the client's `JSONDecoder`, from the payload or from the value at a
+  /// dotted key path inside it.
+  ///
+  /// An empty payload, a missing key and `null` decode as `nil` when `Value` is optional and
+  /// fail with ``CourierError/Kind/decoding`` otherwise.
+  public static func json(at keyPath: String? = nil) -> Self {
+    Self(acceptsJSON: true) { context, decoder in
+      try context.checkDecodableSize()
+      var payload = context.payload
+      var missing = context.payloadIsMissing
+      if let keyPath, !missing {
+        let path = keyPath.split(separator: ".", omittingEmptySubsequences: false)
+        do {
+          if let range = try JSONScanner.locate([path], in: payload)[0] {
+            payload = payload[range]
+          } else {
+            missing = true
+          }
+        } catch {
+          throw CourierError(
+            kind: .decoding, debugMessage: "body is not a JSON object: \(error)")
+        }
+      }
+      let isEmpty = payload.allSatisfy { [0x20, 0x09, 0x0A, 0x0D].contains($0) }
+      if missing || isEmpty {
+        if let optional = Value.self as? any OptionalDecodingSupport.Type,
+          let none = optional.absentValue as? Value
+        {
+          return none
+        }
+        throw CourierError(
+          kind: .decoding,
+          debugMessage: missing
+            ? "no value at \((keyPath ?? "the payload key").debugDescription) for \(Value.self)"
+            : "empty body where \(Value.self) was expected")
+      }
+      do {
+        return try decoder.decode(Value.self, from: payload)
+      } catch {
+        throw CourierError(
+          kind: .decoding, debugMessage: "could not decode \(Value.self)", underlying: error)
+      }
+    }
+  }
+}
+
+extension ResponseDecoding where Value == Data {
+  /// The payload bytes as they are.
+  public static var data: Self {
+    Self(acceptsJSON: false) { context, _ in context.payload }
+  }
+}
+
+extension ResponseDecoding where Value == String {
+  /// The payload as UTF-8 text (a JSON string payload cut from an envelope is unquoted).
+  public static var string: Self {
+    Self(acceptsJSON: false) { context, decoder in
+      try context.checkDecodableSize()
+      if context.payloadIsJSONMember, context.payload.first == UInt8(ascii: "\"") {
+        do {
+          return try decoder.decode(String.self, from: context.payload)
+        } catch {
+          throw CourierError(
+            kind: .decoding, debugMessage: "payload is not a JSON string", underlying: error)
+        }
+      }
+      guard let text = String(bytes: context.payload, encoding: .utf8) else {
+        throw CourierError(kind: .decoding, debugMessage: "body is not valid UTF-8")
+      }
+      return text
+    }
+  }
+}
+
+extension ResponseDecoding where Value == Void {
+  /// Ignores the body.
+  public static var none: Self {
+    Self(acceptsJSON: false) { _, _ in () }
+  }
+}
+
+/// Lets JSON decoding produce `nil` for an empty or missing optional payload.
+protocol OptionalDecodingSupport {
+  static var absentValue: Any { get }
+}
+
+extension Optional: OptionalDecodingSupport {
+  static var absentValue: Any { Wrapped?.none as Any }
+}
