@@ -42,7 +42,10 @@ public protocol Middleware: Sendable {
 }
 
 /// The rest of a middleware chain after the current middleware: call it to pass the request on.
-public struct Next: Sendable {
+///
+/// A class so that each layer's `Next` is made once, when the client composes its chain, and
+/// passed by reference on every request.
+public final class Next: Sendable {
   private let handler: @Sendable (Request) async throws -> Response
 
   /// Wraps a function that runs the rest of the chain.

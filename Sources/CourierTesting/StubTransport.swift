@@ -1,0 +1,190 @@
+import CourierCore
+import Foundation
+import Synchronization
+
+/// A ``Transport`` for tests that answers from scripted responses and records every request.
+///
+/// It runs behind the whole middleware chain and response pipeline like any transport, so a
+/// stubbed `500` fails exactly the way a real one does.
+///
+/// Responses are chosen in this order: the first route whose method and path pattern match,
+/// then the next queued response, then the fallback (`404` with an empty body by default).
+///
+/// ```swift
+/// let stub = StubTransport()
+/// stub.on(.get, "user/{id}", .json(#"{"code":0,"data":{"name":"Li"}}"#))
+/// stub.enqueue(.status(503), .json("{}"))     // first call 503, second 200
+/// stub.enqueue(.failure(URLError(.timedOut)))
+///
+/// let client = Client(baseURL: URL(string: "https://api.test/")!, transport: stub)
+/// _ = try await client.send(Endpoint<User>(.get, "user/{id}").parameter("id", 7))
+/// #expect(stub.requests.last?.url.path == "/user/7")
+/// ```
+///
+/// Path patterns compare slash-separated segments of the URL path (percent-decoded); `*` or
+/// `{name}` matches any one segment and a trailing `**` matches the rest.
+public final class StubTransport: Transport {
+  private struct Route {
+    let method: HTTPMethod?
+    let pattern: [Substring]
+    let respond: @Sendable (Request) throws -> StubResponse
+  }
+
+  private struct State {
+    var routes: [Route] = []
+    var queue: [StubResponse] = []
+    var requests: [Request] = []
+  }
+
+  private let state = Mutex(State())
+  private let fallback: StubResponse
+  private let clock: any Clock<Duration>
+
+  /// Creates a stub.
+  ///
+  /// - Parameters:
+  ///   - responses: Queued responses, used in order.
+  ///   - fallback: The answer when no route matches and the queue is empty; default `404`.
+  ///   - clock: The clock that ``StubResponse/delay`` sleeps on; inject a test clock to
+  ///     control time.
+  public init(
+    _ responses: [StubResponse] = [], fallback: StubResponse = .status(404),
+    clock: any Clock<Duration> = ContinuousClock()
+  ) {
+    self.fallback = fallback
+    self.clock = clock
+    state.withLock { $0.queue = responses }
+  }
+
+  /// Queues responses for the next requests that match no route.
+  public func enqueue(_ responses: StubResponse...) {
+    state.withLock { $0.queue += responses }
+  }
+
+  /// Answers requests whose method (any when `nil`) and path match with `response`.
+  public func on(_ method: HTTPMethod?, _ pattern: String, _ response: StubResponse) {
+    on(method, pattern) { _ in response }
+  }
+
+  /// Answers requests whose method (any when `nil`) and path match by calling `respond`.
+  public func on(
+    _ method: HTTPMethod?, _ pattern: String,
+    respond: @escaping @Sendable (Request) throws -> StubResponse
+  ) {
+    let route = Route(method: method, pattern: Self.segments(pattern), respond: respond)
+    state.withLock { $0.routes.append(route) }
+  }
+
+  /// Every request this transport received, in order.
+  public var requests: [Request] { state.withLock { $0.requests } }
+
+  /// Sends `request` by answering from the script.
+  public func send(_ request: Request) async throws -> Response {
+    try Task.checkCancellation()
+    let path = Self.segments(request.url.path)
+    let chosen: (@Sendable (Request) throws -> StubResponse)? = state.withLock { state in
+      state.requests.append(request)
+      if let route = state.routes.first(where: {
+        ($0.method == nil || $0.method == request.method) && Self.matches($0.pattern, path)
+      }) {
+        return route.respond
+      }
+      if !state.queue.isEmpty {
+        let next = state.queue.removeFirst()
+        return { _ in next }
+      }
+      return nil
+    }
+    let stub = try chosen?(request) ?? fallback
+    if stub.delay > .zero {
+      try await clock.sleep(for: stub.delay)
+    }
+    if let error = stub.error { throw error }
+    var headers = stub.headers
+    if !stub.body.isEmpty, !headers.contains(.contentLength) {
+      try headers.add(.contentLength, String(stub.body.count))
+    }
+    return Response(status: stub.status, headers: headers, body: stub.body, request: request)
+  }
+
+  private static func segments(_ path: String) -> [Substring] {
+    path.split(separator: "/", omittingEmptySubsequences: true)
+  }
+
+  private static func matches(_ pattern: [Substring], _ path: [Substring]) -> Bool {
+    var index = 0
+    for (position, segment) in pattern.enumerated() {
+      if segment == "**" && position == pattern.count - 1 { return true }
+      guard index < path.count else { return false }
+      let wildcard = segment == "*" || (segment.first == "{" && segment.last == "}")
+      if !wildcard && segment != path[index] { return false }
+      index += 1
+    }
+    return index == path.count
+  }
+}
+
+/// A scripted answer of a ``StubTransport``: a response, or an error to throw, optionally
+/// after a delay.
+public struct StubResponse: Sendable {
+  /// The status.
+  public var status: Int
+  /// The headers.
+  public var headers: HTTPHeaders
+  /// The body.
+  public var body: Data
+  /// How long to wait before answering (on the stub's clock); cancellation ends the wait.
+  public var delay: Duration = .zero
+  /// An error to throw instead of answering.
+  public var error: (any Error)?
+
+  /// Creates a response.
+  public init(status: Int = 200, headers: HTTPHeaders = HTTPHeaders(), body: Data = Data()) {
+    self.status = status
+    self.headers = headers
+    self.body = body
+  }
+
+  /// A JSON body with `Content-Type: application/json`.
+  public static func json(_ json: String, status: Int = 200) -> StubResponse {
+    var headers = HTTPHeaders()
+    try? headers.add(.contentType, "application/json")
+    return StubResponse(status: status, headers: headers, body: Data(json.utf8))
+  }
+
+  /// A plain-text body.
+  public static func text(_ text: String, status: Int = 200) -> StubResponse {
+    var headers = HTTPHeaders()
+    try? headers.add(.contentType, "text/plain; charset=utf-8")
+    return StubResponse(status: status, headers: headers, body: Data(text.utf8))
+  }
+
+  /// A body of raw bytes.
+  public static func data(_ data: Data, status: Int = 200) -> StubResponse {
+    StubResponse(status: status, body: data)
+  }
+
+  /// An empty body with `status`.
+  public static func status(_ status: Int) -> StubResponse {
+    StubResponse(status: status)
+  }
+
+  /// Throws `error` instead of answering (a `URLError`, a ``CourierError``, anything).
+  public static func failure(_ error: any Error) -> StubResponse {
+    var response = StubResponse(status: 0)
+    response.error = error
+    return response
+  }
+
+  /// Never answers; the request ends only when it is cancelled or times out.
+  public static var never: StubResponse {
+    StubResponse(status: 0).delayed(by: .seconds(365 * 24 * 3600))
+  }
+
+  /// The same answer after `delay`.
+  public func delayed(by delay: Duration) -> StubResponse {
+    var copy = self
+    copy.delay = delay
+    return copy
+  }
+}

@@ -1,0 +1,76 @@
+import CourierCore
+import Foundation
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// How `URLError` codes become ``CourierError`` kinds.
+///
+/// | `URLError.Code` | kind |
+/// | --- | --- |
+/// | `cancelled` (-999) | ``CourierError/Kind/cancelled`` |
+/// | `timedOut` | ``CourierError/Kind/timedOut`` |
+/// | `cannotConnectToHost` | ``CourierError/Kind/cannotConnect`` |
+/// | `cannotFindHost`, `dnsLookupFailed` | ``CourierError/Kind/cannotFindHost`` |
+/// | `networkConnectionLost` | ``CourierError/Kind/connectionLost`` |
+/// | `notConnectedToInternet`, `internationalRoamingOff`, `dataNotAllowed`, `callIsActive` |
+///   ``CourierError/Kind/notReachable`` |
+/// | `secureConnectionFailed`, `serverCertificate…`, `clientCertificate…`,
+///   `appTransportSecurityRequiresSecureConnection` | ``CourierError/Kind/secureConnectionFailed`` |
+/// | `badServerResponse`, `cannotParseResponse`, `zeroByteResource`, `httpTooManyRedirects`,
+///   `redirectToNonExistentLocation` | ``CourierError/Kind/badResponse`` |
+/// | `cannotDecodeContentData`, `cannotDecodeRawData` | ``CourierError/Kind/corruptBody`` |
+/// | `dataLengthExceedsMaximum` | ``CourierError/Kind/bodyTooLarge`` |
+/// | `badURL`, `unsupportedURL`, `fileDoesNotExist`, `noPermissionsToReadFile`,
+///   `requestBodyStreamExhausted`, `fileIsDirectory` | ``CourierError/Kind/invalidRequest`` |
+/// | anything else | ``CourierError/Kind/transport`` |
+public enum URLErrorMapping {
+  /// The kind for a `URLError` code.
+  public static func kind(for code: URLError.Code) -> CourierError.Kind {
+    switch code {
+    case .cancelled: .cancelled
+    case .timedOut: .timedOut
+    case .cannotConnectToHost: .cannotConnect
+    case .cannotFindHost, .dnsLookupFailed: .cannotFindHost
+    case .networkConnectionLost: .connectionLost
+    case .notConnectedToInternet, .internationalRoamingOff, .dataNotAllowed, .callIsActive:
+      .notReachable
+    case .secureConnectionFailed, .serverCertificateHasBadDate, .serverCertificateUntrusted,
+      .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid,
+      .clientCertificateRejected, .clientCertificateRequired,
+      .appTransportSecurityRequiresSecureConnection:
+      .secureConnectionFailed
+    case .badServerResponse, .cannotParseResponse, .zeroByteResource, .httpTooManyRedirects,
+      .redirectToNonExistentLocation:
+      .badResponse
+    case .cannotDecodeContentData, .cannotDecodeRawData: .corruptBody
+    case .dataLengthExceedsMaximum: .bodyTooLarge
+    case .badURL, .unsupportedURL, .fileDoesNotExist, .noPermissionsToReadFile,
+      .requestBodyStreamExhausted, .fileIsDirectory:
+      .invalidRequest
+    default: .transport
+    }
+  }
+
+  /// Wraps any error from URLSession in a ``CourierError`` with the mapped kind.
+  public static func courierError(for error: any Error, request: Request) -> CourierError {
+    if let urlError = error as? URLError {
+      return CourierError(
+        kind: kind(for: urlError.code),
+        debugMessage: "URLError \(urlError.code.rawValue)", underlying: urlError,
+        request: request, attempts: 1, stage: "transport")
+    }
+    if error is CancellationError {
+      return CourierError(
+        kind: .cancelled, underlying: error, request: request, attempts: 1, stage: "transport")
+    }
+    let nsError = error as NSError
+    if nsError.domain == NSURLErrorDomain, let code = URLError.Code(rawValue: nsError.code) as URLError.Code? {
+      return courierError(for: URLError(code), request: request)
+    }
+    var wrapped = CourierError(error, request: request, stage: "transport")
+    wrapped.attempts = 1
+    return wrapped
+  }
+}
