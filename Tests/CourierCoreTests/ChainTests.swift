@@ -1,0 +1,174 @@
+import CourierCore
+import CourierTesting
+import Foundation
+import Synchronization
+import Testing
+
+@Suite("Middleware chain")
+struct ChainTests {
+  @Test("middleware see the request outermost first and the response innermost first")
+  func order() async throws {
+    let recorder = Recorder()
+    let stub = StubTransport([.text("ok")])
+    let client = stubClient(
+      stub,
+      middleware: ["A", "B", "C"].map { RecordingMiddleware(name: $0, recorder: recorder) })
+    let response = try await client.send(Request(url: testBase))
+    #expect(response.status == 200)
+    #expect(recorder.all == ["A in", "B in", "C in", "C out", "B out", "A out"])
+  }
+
+  @Test("a middleware can answer without calling next")
+  func shortCircuit() async throws {
+    struct Cache: Middleware {
+      func intercept(_ request: Request, next: Next) async throws -> Response {
+        Response(status: 203, body: Data("cached".utf8), request: request)
+      }
+    }
+    let recorder = Recorder()
+    let stub = StubTransport()
+    let client = stubClient(
+      stub, middleware: [RecordingMiddleware(name: "outer", recorder: recorder), Cache(),
+        RecordingMiddleware(name: "inner", recorder: recorder)])
+    let response = try await client.send(Request(url: testBase))
+    #expect(response.status == 203)
+    #expect(response.bodyText == "cached")
+    #expect(stub.requests.isEmpty)
+    #expect(recorder.all == ["outer in", "outer out"])
+  }
+
+  @Test("a middleware can call next twice and keep the second response")
+  func callsNextTwice() async throws {
+    struct TwiceMiddleware: Middleware {
+      func intercept(_ request: Request, next: Next) async throws -> Response {
+        let first = try await next(request)
+        var second = try await next(request)
+        second.attempts = first.attempts + 1
+        return second
+      }
+    }
+    let stub = StubTransport([.status(503), .text("second")])
+    let client = stubClient(stub, middleware: [TwiceMiddleware()])
+    let response = try await client.send(Request(url: testBase))
+    #expect(response.bodyText == "second")
+    #expect(response.attempts == 2)
+    #expect(stub.requests.count == 2)
+  }
+
+  @Test("a middleware can rewrite the request and the response")
+  func rewrites() async throws {
+    struct Rewrite: Middleware {
+      func intercept(_ request: Request, next: Next) async throws -> Response {
+        var request = request
+        try request.headers.set("X-Added", "yes")
+        var response = try await next(request)
+        response.status = 299
+        return response
+      }
+    }
+    let stub = StubTransport([.status(200)])
+    let response = try await stubClient(stub, middleware: [Rewrite()]).send(
+      Request(url: testBase))
+    #expect(response.status == 299)
+    #expect(stub.requests.first?.headers["x-added"] == "yes")
+    #expect(response.request.headers["X-Added"] == "yes")
+  }
+
+  @Test("the chain is composed once: every request gets the same Next objects")
+  func chainBuiltOnce() async throws {
+    final class NextIdentities: Sendable {
+      let ids = Mutex<Set<ObjectIdentifier>>([])
+    }
+    struct Capture: Middleware {
+      let identities: NextIdentities
+      func intercept(_ request: Request, next: Next) async throws -> Response {
+        _ = identities.ids.withLock { $0.insert(ObjectIdentifier(next)) }
+        return try await next(request)
+      }
+    }
+    let identities = NextIdentities()
+    let client = stubClient(
+      StubTransport(fallback: .status(200)), middleware: [Capture(identities: identities)])
+    for _ in 0..<5 { _ = try await client.send(Request(url: testBase)) }
+    #expect(identities.ids.withLock { $0.count } == 1)
+  }
+
+  @Test("an error thrown by a middleware leaves as CourierError naming the stage")
+  func middlewareErrorIsWrapped() async throws {
+    struct Boom: Error {}
+    struct Failing: Middleware {
+      func intercept(_ request: Request, next: Next) async throws -> Response { throw Boom() }
+    }
+    let error = await courierError {
+      try await stubClient(StubTransport(), middleware: [Failing()]).send(Request(url: testBase))
+    }
+    #expect(error?.kind == .transport)
+    #expect(error?.stage == "middleware Failing")
+    #expect(error?.underlying is Boom)
+  }
+
+  @Test("a stubbed transport error passes through the chain with its kind")
+  func transportError() async throws {
+    let stub = StubTransport([
+      .failure(CourierError(kind: .cannotConnect, debugMessage: "refused"))
+    ])
+    let recorder = Recorder()
+    let error = await courierError {
+      try await stubClient(stub, middleware: [RecordingMiddleware(name: "m", recorder: recorder)])
+        .send(Request(url: testBase))
+    }
+    #expect(error?.kind == .cannotConnect)
+    #expect(error?.stage == "transport")
+    #expect(error?.attempts == 1)
+    #expect(recorder.all == ["m in"])
+  }
+}
+
+@Suite("Cancellation")
+struct CancellationTests {
+  @Test("cancelling the calling task cancels the request")
+  func taskCancellation() async throws {
+    let stub = StubTransport([.never])
+    let client = stubClient(stub)
+    let task = Task { () async throws -> Response in
+      try await client.send(Request(url: testBase))
+    }
+    while client.inFlightCount == 0 || stub.requests.isEmpty { await Task.yield() }
+    task.cancel()
+    let error = await courierError { try await task.value }
+    #expect(error?.kind == .cancelled)
+    #expect(error?.reason == "The request was cancelled.")
+    #expect(client.inFlightCount == 0)
+  }
+
+  @Test("a task that is already cancelled does not send")
+  func alreadyCancelled() async throws {
+    let stub = StubTransport(fallback: .status(200))
+    let client = stubClient(stub)
+    let task = Task { () async throws -> Response in
+      withUnsafeCurrentTask { $0?.cancel() }
+      return try await client.send(Request(url: testBase))
+    }
+    let error = await courierError { try await task.value }
+    #expect(error?.kind == .cancelled)
+    #expect(stub.requests.isEmpty)
+  }
+
+  @Test("cancelAll cancels every request in flight and none after")
+  func cancelAll() async throws {
+    let stub = StubTransport(fallback: .never)
+    let client = stubClient(stub)
+    let tasks = (0..<20).map { _ in
+      Task { () async throws -> Response in
+        try await client.send(Request(url: testBase))
+      }
+    }
+    while stub.requests.count < 20 { await Task.yield() }
+    #expect(client.cancelAll() == 20)
+    for task in tasks {
+      let error = await courierError { try await task.value }
+      #expect(error?.kind == .cancelled)
+    }
+    #expect(client.inFlightCount == 0)
+  }
+}

@@ -1,0 +1,52 @@
+import CourierCore
+import Testing
+
+@Suite("HTTP headers")
+struct HeadersTests {
+  @Test(
+    "values with CR, LF, NUL or other controls are rejected",
+    arguments: ["a\r\nEvil: 1", "a\nb", "a\rb", "a\u{0}b", "a\u{7F}b", "\u{1B}[31m"])
+  func rejectsControlCharacters(value: String) throws {
+    var headers = HTTPHeaders()
+    let error = #expect(throws: CourierError.self) { try headers.add("X-Test", value) }
+    #expect(error?.kind == .invalidRequest)
+    #expect(throws: CourierError.self) { try headers.set(.accept, value) }
+    #expect(throws: CourierError.self) { try HTTPHeaders([("X-Test", value)]) }
+    #expect(headers.isEmpty)
+  }
+
+  @Test("names must be tokens", arguments: ["", "Bad Name", "X:Y", "X\r\nY", "Ünicode"])
+  func rejectsBadNames(name: String) {
+    let error = #expect(throws: CourierError.self) { try HTTPHeaders.Name(name) }
+    #expect(error?.kind == .invalidRequest)
+  }
+
+  @Test("tabs are allowed inside values and optional white space is trimmed")
+  func trimsWhitespace() throws {
+    var headers = HTTPHeaders()
+    try headers.add("X-Tab", "  a\tb \t")
+    #expect(headers["x-tab"] == "a\tb")
+  }
+
+  @Test("lookup ignores case; order and repeated names are kept")
+  func orderedAndCaseInsensitive() throws {
+    var headers = try HTTPHeaders([("Vary", "Accept"), ("X-One", "1"), ("vary", "Origin")])
+    #expect(headers["VARY"] == "Accept")
+    #expect(headers.values(for: try .init("vary")) == ["Accept", "Origin"])
+    #expect(headers.map(\.name.rawName) == ["Vary", "X-One", "vary"])
+    try headers.set("VARY", "Cookie")
+    #expect(headers.values(for: try .init("Vary")) == ["Cookie"])
+    #expect(headers.map(\.name.rawName) == ["VARY", "X-One"])
+    headers.remove("x-one")
+    #expect(headers.count == 1)
+    #expect(HTTPHeaders.Name.contentType == (try HTTPHeaders.Name("content-TYPE")))
+  }
+
+  @Test("methods accept any token and reject others")
+  func methods() throws {
+    #expect(try HTTPMethod("PROPFIND").rawValue == "PROPFIND")
+    #expect(throws: CourierError.self) { try HTTPMethod("GET /x") }
+    #expect(throws: CourierError.self) { try HTTPMethod("") }
+    #expect(HTTPMethod.put.isIdempotent && !HTTPMethod.post.isIdempotent)
+  }
+}
