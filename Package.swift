@@ -40,7 +40,7 @@ let package = Package(
     ),
     .target(
       name: "CourierTesting",
-      dependencies: ["CourierCore"],
+      dependencies: ["CourierCore", "CourierURLSession"],
       swiftSettings: strictSettings
     ),
 

@@ -1,6 +1,11 @@
 import CourierCore
+import CourierURLSession
 import Foundation
 import Synchronization
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
 
 /// A ``Transport`` for tests that answers from scripted responses and records every request.
 ///
@@ -99,7 +104,11 @@ public final class StubTransport: Transport {
     if stub.delay > .zero {
       try await clock.sleep(for: stub.delay)
     }
-    if let error = stub.error { throw error }
+    if let error = stub.error {
+      // A scripted URLError fails the way URLSessionTransport would fail with it.
+      if error is URLError { throw URLErrorMapping.courierError(for: error, request: request) }
+      throw error
+    }
     var headers = stub.headers
     if !stub.body.isEmpty, !headers.contains(.contentLength) {
       try headers.add(.contentLength, String(stub.body.count))
@@ -169,7 +178,8 @@ public struct StubResponse: Sendable {
     StubResponse(status: status)
   }
 
-  /// Throws `error` instead of answering (a `URLError`, a ``CourierError``, anything).
+  /// Throws `error` instead of answering (a ``CourierError``, anything). A `URLError` is
+  /// mapped to a ``CourierError`` exactly as `URLSessionTransport` maps it.
   public static func failure(_ error: any Error) -> StubResponse {
     var response = StubResponse(status: 0)
     response.error = error
