@@ -52,9 +52,10 @@ let package = Package(
       path: "Examples/WeatherDemo",
       swiftSettings: strictSettings
     ),
+    .target(name: "CAllocationCounter", path: "Benchmarks/CAllocationCounter"),
     .executableTarget(
       name: "CourierBench",
-      dependencies: ["Courier", "CourierTesting"],
+      dependencies: ["Courier", "CourierTesting", "CAllocationCounter"],
       path: "Benchmarks/CourierBench",
       swiftSettings: strictSettings
     ),

@@ -128,12 +128,19 @@ public final class Client: Sendable {
       throw localized(CourierError(error, stage: "request"))
     }
     let response = try await send(request)
+    return Decoded(value: try decode(response, for: endpoint), response: response)
+  }
+
+  /// Runs the endpoint's response pipeline (or the client's) on a response you already have
+  /// and decodes its value, exactly as ``send(_:)-(Endpoint<Value>)`` does after sending.
+  public func decode<Value>(
+    _ response: Response, for endpoint: Endpoint<Value>
+  ) throws(CourierError) -> Value {
     do {
       let pipeline = endpoint.pipeline ?? self.pipeline
-      let value = try pipeline.run(
+      return try pipeline.run(
         response, overrides: endpoint.overrides, decoding: endpoint.decoding,
         decoder: endpoint.decoder ?? decoder)
-      return Decoded(value: value, response: response)
     } catch {
       var failure = CourierError(error, request: response.request)
       if failure.response == nil { failure.response = response }

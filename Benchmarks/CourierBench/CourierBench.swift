@@ -1,0 +1,286 @@
+import CAllocationCounter
+import Courier
+import CourierTesting
+import Foundation
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// `courier-bench`: Courier's cost next to what it wraps, measured side by side in one run.
+///
+/// 1. Chain overhead: a request through a `Client` with 0 and 6 pass-through middleware over a
+///    transport that answers at once, against calling the transport directly.
+/// 2. End to end: GET + JSON decode of a ~300-byte body from `MockServer` on loopback, Courier
+///    against plain `URLSession.data(for:)` + `JSONDecoder`, alternating rounds.
+/// 3. Envelope: checking `{"code":0,"msg":…,"data":…}` and decoding `data`, against plain
+///    `JSONDecoder` on the payload bytes alone.
+///
+/// Run with `swift run -c release courier-bench`; `--quick` shortens every section.
+@main
+struct CourierBench {
+  static func main() async throws {
+    let quick = CommandLine.arguments.contains("--quick")
+    print(Machine.describe())
+    print()
+    try await ChainBenchmark.run(iterations: quick ? 20_000 : 200_000)
+    print()
+    try await EndToEndBenchmark.run(requestsPerRound: quick ? 100 : 500, rounds: quick ? 2 : 6)
+    print()
+    try EnvelopeBenchmark.run(iterations: quick ? 5_000 : 50_000)
+  }
+}
+
+/// Times a block and counts the allocations it makes.
+enum Measure {
+  struct Result {
+    var nanoseconds: Double
+    var allocations: Double
+  }
+
+  static func run(_ iterations: Int, _ body: () async throws -> Void) async rethrows -> Result {
+    let allocationsBefore = courier_allocation_count()
+    let start = ContinuousClock.now
+    for _ in 0..<iterations { try await body() }
+    let elapsed = ContinuousClock.now - start
+    let allocations = courier_allocation_count() - allocationsBefore
+    return Result(
+      nanoseconds: nanoseconds(elapsed) / Double(iterations),
+      allocations: Double(allocations) / Double(iterations))
+  }
+
+  static func runSync(_ iterations: Int, _ body: () throws -> Void) rethrows -> Result {
+    let allocationsBefore = courier_allocation_count()
+    let start = ContinuousClock.now
+    for _ in 0..<iterations { try body() }
+    let elapsed = ContinuousClock.now - start
+    let allocations = courier_allocation_count() - allocationsBefore
+    return Result(
+      nanoseconds: nanoseconds(elapsed) / Double(iterations),
+      allocations: Double(allocations) / Double(iterations))
+  }
+
+  static func nanoseconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) * 1e9 + Double(duration.components.attoseconds) / 1e9
+  }
+
+  /// The median of each variant over alternating rounds.
+  static func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted.isEmpty ? .nan : sorted[sorted.count / 2]
+  }
+
+  static func format(_ value: Double, decimals: Int = 0) -> String {
+    String(format: "%.\(decimals)f", value)
+  }
+}
+
+// MARK: - 1. Chain overhead
+
+enum ChainBenchmark {
+  struct ImmediateTransport: Transport {
+    let status: Int
+    func send(_ request: Request) async throws -> Response {
+      Response(status: status, request: request)
+    }
+  }
+
+  struct PassThrough: Middleware {
+    func intercept(_ request: Request, next: Next) async throws -> Response {
+      try await next(request)
+    }
+  }
+
+  static func run(iterations: Int) async throws {
+    let transport = ImmediateTransport(status: 204)
+    let request = Request(url: URL(string: "http://127.0.0.1/item")!)
+    let bare = Client(transport: transport)
+    let six = Client(transport: transport, middleware: Array(repeating: PassThrough(), count: 6))
+    let variants: [(String, () async throws -> Void)] = [
+      ("transport.send, no client", { _ = try await transport.send(request) }),
+      ("Client, 0 middleware", { _ = try await bare.send(request) }),
+      ("Client, 6 middleware", { _ = try await six.send(request) }),
+    ]
+    var results = Array(repeating: [Measure.Result](), count: variants.count)
+    for _ in 0..<5 {
+      for (index, variant) in variants.enumerated() {
+        results[index].append(try await Measure.run(iterations, variant.1))
+      }
+    }
+    print("## Chain overhead (\(iterations) requests x 5 rounds, median)")
+    print("| variant | ns/request | allocations/request |")
+    print("| --- | ---: | ---: |")
+    for (index, variant) in variants.enumerated() {
+      let ns = Measure.median(results[index].map(\.nanoseconds))
+      let allocations = Measure.median(results[index].map(\.allocations))
+      print("| \(variant.0) | \(Measure.format(ns)) | \(Measure.format(allocations, decimals: 1)) |")
+    }
+    let perMiddleware =
+      (Measure.median(results[2].map(\.nanoseconds))
+        - Measure.median(results[1].map(\.nanoseconds))) / 6
+    print("Per middleware: \(Measure.format(perMiddleware)) ns")
+  }
+}
+
+// MARK: - 2. End to end against MockServer
+
+struct Item: Codable, Sendable {
+  let id: Int
+  let name: String
+  let price: Double
+  let tags: [String]
+  let owner: Owner
+  struct Owner: Codable, Sendable {
+    let id: Int
+    let login: String
+    let verified: Bool
+  }
+}
+
+enum EndToEndBenchmark {
+  static let body = #"""
+    {"id":1024,"name":"Courier test item with a reasonably long name","price":129.5,\#
+    "tags":["network","swift","linux","middleware","benchmark"],\#
+    "owner":{"id":77,"login":"courier-bench-user","verified":true},\#
+    "description":"Three hundred bytes of JSON is what a typical small API answer weighs."}
+    """#
+
+  static func run(requestsPerRound: Int, rounds: Int) async throws {
+    let server = try MockServer()
+    defer { server.shutdown() }
+    server.setDispatcher { _ in .json(body) }
+    let url = server.url("item")
+
+    let plainSession = URLSession(configuration: .ephemeral)
+    let decoder = JSONDecoder()
+    let plain: () async throws -> Void = {
+      let (data, response) = try await plainSession.data(for: URLRequest(url: url))
+      guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw CocoaError(.fileReadUnknown) }
+      _ = try decoder.decode(Item.self, from: data)
+    }
+    let client = Client(baseURL: server.baseURL, transport: URLSessionTransport())
+    let endpoint = Endpoint<Item>(.get, "item")
+    let courier: () async throws -> Void = { _ = try await client.send(endpoint) }
+
+    // Warm up both: connections, caches, lazy initialisation.
+    for _ in 0..<50 {
+      try await plain()
+      try await courier()
+    }
+    var plainTime = 0.0
+    var courierTime = 0.0
+    var plainRates: [Double] = []
+    var courierRates: [Double] = []
+    for round in 0..<rounds {
+      // Alternate which goes first so drift hits both alike.
+      let order = round.isMultiple(of: 2) ? [true, false] : [false, true]
+      for isCourier in order {
+        let result = try await Measure.run(requestsPerRound, isCourier ? courier : plain)
+        if isCourier {
+          courierTime += result.nanoseconds
+          courierRates.append(1e9 / result.nanoseconds)
+        } else {
+          plainTime += result.nanoseconds
+          plainRates.append(1e9 / result.nanoseconds)
+        }
+      }
+    }
+    let plainRate = Double(rounds) * 1e9 / plainTime
+    let courierRate = Double(rounds) * 1e9 / courierTime
+    print(
+      "## End to end: GET + decode of a \(body.utf8.count)-byte JSON body from MockServer on"
+        + " loopback (\(rounds) alternating rounds x \(requestsPerRound) sequential requests)")
+    print("| client | req/s (all rounds) | median round req/s |")
+    print("| --- | ---: | ---: |")
+    print(
+      "| plain URLSession.data(for:) + JSONDecoder | \(Measure.format(plainRate)) | "
+        + "\(Measure.format(Measure.median(plainRates))) |")
+    print(
+      "| Courier Client.send(Endpoint<Item>) | \(Measure.format(courierRate)) | "
+        + "\(Measure.format(Measure.median(courierRates))) |")
+    print("Ratio Courier / plain URLSession: \(Measure.format(courierRate / plainRate, decimals: 3))")
+  }
+}
+
+// MARK: - 3. Envelope check + payload decode
+
+enum EnvelopeBenchmark {
+  struct Head: Decodable {
+    let code: Int
+    let msg: String?
+  }
+
+  struct Wrapped: Decodable {
+    let code: Int
+    let msg: String?
+    let data: [Item]
+  }
+
+  static func run(iterations: Int) throws {
+    let items = (0..<4).map { _ in EndToEndBenchmark.body }.joined(separator: ",")
+    let payload = Data("[\(items)]".utf8)
+    var body = Data(#"{"code":0,"msg":"ok","data":"#.utf8)
+    body.append(payload)
+    body.append(Data("}".utf8))
+
+    let decoder = JSONDecoder()
+    let client = Client(
+      baseURL: URL(string: "http://127.0.0.1/")!, transport: ChainBenchmark.ImmediateTransport(status: 200),
+      pipeline: .envelope(.codeZero))
+    let endpoint = Endpoint<[Item]>(.get, "items")
+    let response = Response(
+      status: 200, body: body, request: Request(url: URL(string: "http://127.0.0.1/items")!))
+
+    let variants: [(String, () throws -> Void)] = [
+      ("plain JSONDecoder on the payload alone", {
+        _ = try decoder.decode([Item].self, from: payload)
+      }),
+      ("Courier envelope check + decode of data", {
+        _ = try client.decode(response, for: endpoint)
+      }),
+      ("hand-written: decode head, then decode wrapper", {
+        let head = try decoder.decode(Head.self, from: body)
+        guard head.code == 0 else { throw CocoaError(.fileReadUnknown) }
+        _ = try decoder.decode(Wrapped.self, from: body).data
+      }),
+    ]
+    var results = Array(repeating: [Measure.Result](), count: variants.count)
+    for _ in 0..<5 {
+      for (index, variant) in variants.enumerated() {
+        results[index].append(try Measure.runSync(iterations, variant.1))
+      }
+    }
+    print(
+      "## Envelope: \(body.count)-byte body, \(payload.count)-byte payload"
+        + " (\(iterations) decodes x 5 rounds, median)")
+    print("| variant | ns/decode | allocations/decode | ratio to plain |")
+    print("| --- | ---: | ---: | ---: |")
+    let baseline = Measure.median(results[0].map(\.nanoseconds))
+    for (index, variant) in variants.enumerated() {
+      let ns = Measure.median(results[index].map(\.nanoseconds))
+      let allocations = Measure.median(results[index].map(\.allocations))
+      print(
+        "| \(variant.0) | \(Measure.format(ns)) | \(Measure.format(allocations, decimals: 1)) | "
+          + "\(Measure.format(ns / baseline, decimals: 2)) |")
+    }
+  }
+}
+
+/// What machine the numbers come from.
+enum Machine {
+  static func describe() -> String {
+    var cpu = "unknown CPU"
+    if let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
+      let line = info.split(separator: "\n").first(where: { $0.hasPrefix("model name") }),
+      let name = line.split(separator: ":", maxSplits: 1).last
+    {
+      cpu = name.trimmingCharacters(in: .whitespaces)
+    }
+    let cores = ProcessInfo.processInfo.activeProcessorCount
+    let memory = Double(ProcessInfo.processInfo.physicalMemory) / 1_073_741_824
+    let os = ProcessInfo.processInfo.operatingSystemVersionString
+    let counting = courier_allocation_count() >= 0 ? "counted" : "not counted on this platform"
+    return "# courier-bench\nMachine: \(cpu), \(cores) cores, \(Measure.format(memory)) GiB;"
+      + " \(os); allocations \(counting)"
+  }
+}
