@@ -1,0 +1,97 @@
+import Foundation
+
+/// Serves the requests of one accepted connection, in sequence, on its own thread.
+///
+/// The loop ends when the client closes the connection, asks for it to be closed, sends
+/// something unparseable, a fault ends it, or the server shuts the socket down. The caller
+/// (``ServerCore``) closes the descriptor afterwards.
+struct Connection {
+  /// The server the connection belongs to.
+  let core: ServerCore
+  /// The connected socket.
+  let fd: Int32
+  /// The 0-based accept order of this connection.
+  let index: Int
+
+  /// Serves requests until the connection should close.
+  func run() {
+    var reader = RequestReader(fd: fd)
+    let writer = ResponseWriter(fd: fd)
+    while serveNext(&reader, writer) {}
+  }
+
+  /// Reads, records and answers one request. Returns whether the connection stays open.
+  private func serveNext(_ reader: inout RequestReader, _ writer: ResponseWriter) -> Bool {
+    let head: RequestHead
+    let body: Data
+    do {
+      guard let parsed = try reader.readHead() else { return false }
+      head = parsed
+      // libcurl (and so URLSession on Linux) sends `Expect: 100-continue` for large uploads
+      // and waits for this interim response (or a timeout) before sending the body.
+      if head.expectsContinue && head.hasBody && head.version == "HTTP/1.1" {
+        guard writer.writeContinue() else { return false }
+      }
+      body = try reader.readBody(for: head)
+    } catch {
+      reject(error, writer)
+      return false
+    }
+    let response = core.respond(to: head, body: body, connectionIndex: index)
+    return answer(head, with: response, writer)
+  }
+
+  /// Answers a request that could not be read, if there is anyone left to answer.
+  private func reject(_ error: RequestReadError, _ writer: ResponseWriter) {
+    let status: Int
+    switch error {
+    case .connectionClosed: return
+    case .malformed: status = 400
+    case .headerTooLarge: status = 431
+    case .bodyTooLarge: status = 413
+    }
+    if writer.writeError(status: status) {
+      Socket.lingeringClose(fd, wakeFD: core.wakeReadFD)
+    }
+  }
+
+  /// Applies the response's fault and delay, then writes it. Returns whether to keep going.
+  private func answer(
+    _ head: RequestHead,
+    with response: MockResponse,
+    _ writer: ResponseWriter
+  ) -> Bool {
+    switch response.fault?.kind {
+    case .closeWithoutResponse?:
+      return false
+    case .hang?:
+      _ = Socket.waitForInterruption(fd: fd, wakeFD: core.wakeReadFD, until: nil)
+      return false
+    case .truncateBody?, nil:
+      break
+    }
+    if response.delay > .zero {
+      let deadline = ContinuousClock.now.advanced(by: response.delay)
+      let outcome = Socket.waitForInterruption(fd: fd, wakeFD: core.wakeReadFD, until: deadline)
+      guard outcome == .deadlineReached else { return false }
+    }
+    let truncate = response.fault == .truncateBody
+    let keepAlive = head.keepsAlive && !Self.asksToClose(response)
+    let written = writer.write(
+      response,
+      method: head.method,
+      closing: !keepAlive,
+      keepAliveHTTP10: keepAlive && head.version == "HTTP/1.0",
+      truncate: truncate
+    )
+    return written && keepAlive && !truncate
+  }
+
+  /// Whether the scripted response itself carries `Connection: close`.
+  private static func asksToClose(_ response: MockResponse) -> Bool {
+    guard let value = response.header("Connection") else { return false }
+    return value.lowercased().split(separator: ",").contains {
+      $0.trimmingCharacters(in: .whitespaces) == "close"
+    }
+  }
+}

@@ -1,0 +1,138 @@
+import Foundation
+
+/// Serialises a ``MockResponse`` onto a connection.
+struct ResponseWriter {
+  /// Bodies up to this size are sent in the same `send(2)` as the head.
+  private static let coalesceLimit = 64 * 1024
+  /// Chunked bodies are split into chunks of at most this many bytes.
+  private static let chunkSize = 16 * 1024
+  private static let crlf: [UInt8] = [13, 10]
+
+  /// The connection to write to.
+  let fd: Int32
+
+  /// Writes `response` as the answer to a request with method `method`.
+  ///
+  /// - Parameters:
+  ///   - closing: The connection will be closed afterwards; adds `Connection: close`.
+  ///   - keepAliveHTTP10: The client is HTTP/1.0 and asked for keep-alive; confirms it.
+  ///   - truncate: Send only half the body (the ``MockFault/truncateBody`` fault).
+  /// - Returns: `false` if the connection failed while writing.
+  func write(
+    _ response: MockResponse,
+    method: String,
+    closing: Bool,
+    keepAliveHTTP10: Bool,
+    truncate: Bool
+  ) -> Bool {
+    let bodyAllowed =
+      !(100..<200).contains(response.status) && response.status != 204
+      && response.status != 304
+    let sendsBody = bodyAllowed && method != "HEAD"
+    let chunked = response.chunked && bodyAllowed
+
+    var message = head(
+      for: response, bodyAllowed: bodyAllowed, chunked: chunked, closing: closing,
+      keepAliveHTTP10: keepAliveHTTP10)
+    guard sendsBody, !response.body.isEmpty || chunked else {
+      return Socket.sendAll(fd, message)
+    }
+
+    let body = response.body
+    let length = truncate ? body.count / 2 : body.count
+    if chunked {
+      appendChunks(of: body.prefix(length), to: &message, terminate: !truncate)
+      return Socket.sendAll(fd, message)
+    }
+    if length <= Self.coalesceLimit {
+      message.append(contentsOf: body.prefix(length))
+      return Socket.sendAll(fd, message)
+    }
+    guard Socket.sendAll(fd, message) else { return false }
+    return body.withUnsafeBytes { bytes in
+      Socket.sendAll(fd, UnsafeRawBufferPointer(rebasing: bytes.prefix(length)))
+    }
+  }
+
+  /// Writes the interim `100 Continue` response.
+  func writeContinue() -> Bool {
+    Socket.sendAll(fd, Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
+  }
+
+  /// Writes a minimal error response that closes the connection.
+  func writeError(status: Int) -> Bool {
+    let text =
+      "HTTP/1.1 \(status) \(reasonPhrase(for: status))\r\n"
+      + "Content-Length: 0\r\nConnection: close\r\n\r\n"
+    return Socket.sendAll(fd, Array(text.utf8))
+  }
+
+  /// The status line and header block, with the framing fields the server adds.
+  private func head(
+    for response: MockResponse,
+    bodyAllowed: Bool,
+    chunked: Bool,
+    closing: Bool,
+    keepAliveHTTP10: Bool
+  ) -> [UInt8] {
+    // Room for a small body too, which write(...) appends to the same buffer.
+    let inlineBody = response.body.count <= Self.coalesceLimit ? response.body.count : 0
+    var head: [UInt8] = []
+    head.reserveCapacity(128 + response.headers.count * 48 + inlineBody)
+    head.append(contentsOf: "HTTP/1.1 ".utf8)
+    head.append(contentsOf: String(response.status).utf8)
+    head.append(UInt8(ascii: " "))
+    head.append(contentsOf: reasonPhrase(for: response.status).utf8)
+    head.append(contentsOf: Self.crlf)
+
+    var hasLength = false
+    var hasTransferEncoding = false
+    var hasConnection = false
+    for field in response.headers {
+      if asciiCaseInsensitiveEquals(field.name, "Content-Length") { hasLength = true }
+      if asciiCaseInsensitiveEquals(field.name, "Transfer-Encoding") {
+        hasTransferEncoding = true
+      }
+      if asciiCaseInsensitiveEquals(field.name, "Connection") { hasConnection = true }
+      appendField(field.name, field.value, to: &head)
+    }
+    if chunked {
+      if !hasTransferEncoding { appendField("Transfer-Encoding", "chunked", to: &head) }
+    } else if bodyAllowed && !hasLength && !hasTransferEncoding {
+      appendField("Content-Length", String(response.body.count), to: &head)
+    }
+    if !hasConnection {
+      if closing {
+        appendField("Connection", "close", to: &head)
+      } else if keepAliveHTTP10 {
+        appendField("Connection", "keep-alive", to: &head)
+      }
+    }
+    head.append(contentsOf: Self.crlf)
+    return head
+  }
+
+  private func appendField(_ name: String, _ value: String, to head: inout [UInt8]) {
+    head.append(contentsOf: name.utf8)
+    head.append(contentsOf: ": ".utf8)
+    head.append(contentsOf: value.utf8)
+    head.append(contentsOf: Self.crlf)
+  }
+
+  /// Appends `body` in chunked coding, with the last-chunk and empty trailer if `terminate`.
+  private func appendChunks(of body: Data, to message: inout [UInt8], terminate: Bool) {
+    message.reserveCapacity(message.count + body.count + (body.count / Self.chunkSize + 2) * 12)
+    var offset = body.startIndex
+    while offset < body.endIndex {
+      let next = min(offset + Self.chunkSize, body.endIndex)
+      message.append(contentsOf: String(next - offset, radix: 16).utf8)
+      message.append(contentsOf: Self.crlf)
+      message.append(contentsOf: body[offset..<next])
+      message.append(contentsOf: Self.crlf)
+      offset = next
+    }
+    if terminate {
+      message.append(contentsOf: "0\r\n\r\n".utf8)
+    }
+  }
+}
