@@ -16,18 +16,28 @@ import Foundation
 /// 3. Envelope: checking `{"code":0,"msg":…,"data":…}` and decoding `data`, against plain
 ///    `JSONDecoder` on the payload bytes alone.
 ///
-/// Run with `swift run -c release courier-bench`; `--quick` shortens every section.
+/// Run with `swift run -c release courier-bench [chain] [e2e] [envelope] [--quick]`: the named
+/// sections (all by default); `--quick` shortens every section.
 @main
 struct CourierBench {
   static func main() async throws {
-    let quick = CommandLine.arguments.contains("--quick")
+    let arguments = CommandLine.arguments.dropFirst()
+    let quick = arguments.contains("--quick")
+    let sections = Set(arguments.filter { !$0.hasPrefix("--") })
+    let runs = { (name: String) in sections.isEmpty || sections.contains(name) }
     print(Machine.describe())
-    print()
-    try await ChainBenchmark.run(iterations: quick ? 20_000 : 200_000)
-    print()
-    try await EndToEndBenchmark.run(requestsPerRound: quick ? 100 : 500, rounds: quick ? 2 : 6)
-    print()
-    try EnvelopeBenchmark.run(iterations: quick ? 5_000 : 50_000)
+    if runs("chain") {
+      print()
+      try await ChainBenchmark.run(iterations: quick ? 20_000 : 200_000)
+    }
+    if runs("e2e") {
+      print()
+      try await EndToEndBenchmark.run(requestsPerRound: quick ? 50 : 100, rounds: quick ? 6 : 60)
+    }
+    if runs("envelope") {
+      print()
+      try EnvelopeBenchmark.run(iterations: quick ? 5_000 : 50_000)
+    }
   }
 }
 
@@ -36,17 +46,28 @@ enum Measure {
   struct Result {
     var nanoseconds: Double
     var allocations: Double
+    var cpuNanoseconds: Double = 0
+  }
+
+  /// CPU time of the whole process (every thread: client, URLSession, server).
+  static func processCPUTime() -> Double {
+    var spec = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &spec)
+    return Double(spec.tv_sec) * 1e9 + Double(spec.tv_nsec)
   }
 
   static func run(_ iterations: Int, _ body: () async throws -> Void) async rethrows -> Result {
     let allocationsBefore = courier_allocation_count()
+    let cpuBefore = processCPUTime()
     let start = ContinuousClock.now
     for _ in 0..<iterations { try await body() }
     let elapsed = ContinuousClock.now - start
+    let cpu = processCPUTime() - cpuBefore
     let allocations = courier_allocation_count() - allocationsBefore
     return Result(
       nanoseconds: nanoseconds(elapsed) / Double(iterations),
-      allocations: Double(allocations) / Double(iterations))
+      allocations: Double(allocations) / Double(iterations),
+      cpuNanoseconds: cpu / Double(iterations))
   }
 
   static func runSync(_ iterations: Int, _ body: () throws -> Void) rethrows -> Result {
@@ -94,12 +115,16 @@ enum ChainBenchmark {
   static func run(iterations: Int) async throws {
     let transport = ImmediateTransport(status: 204)
     let request = Request(url: URL(string: "http://127.0.0.1/item")!)
-    let bare = Client(transport: transport)
+    let bare = Client(baseURL: URL(string: "http://127.0.0.1/")!, transport: transport)
+    let endpoint = Endpoint<Void>(.get, "item")
     let six = Client(transport: transport, middleware: Array(repeating: PassThrough(), count: 6))
     let variants: [(String, () async throws -> Void)] = [
       ("transport.send, no client", { _ = try await transport.send(request) }),
       ("Client, 0 middleware", { _ = try await bare.send(request) }),
       ("Client, 6 middleware", { _ = try await six.send(request) }),
+      ("Client, 0 middleware, Endpoint<Void> (URL build + pipeline)", {
+        try await bare.send(endpoint)
+      }),
     ]
     var results = Array(repeating: [Measure.Result](), count: variants.count)
     for _ in 0..<5 {
@@ -148,57 +173,85 @@ enum EndToEndBenchmark {
   static func run(requestsPerRound: Int, rounds: Int) async throws {
     let server = try MockServer()
     defer { server.shutdown() }
+    server.recordsRequests = false
     server.setDispatcher { _ in .json(body) }
     let url = server.url("item")
 
-    let plainSession = URLSession(configuration: .ephemeral)
     let decoder = JSONDecoder()
-    let plain: () async throws -> Void = {
-      let (data, response) = try await plainSession.data(for: URLRequest(url: url))
-      guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw CocoaError(.fileReadUnknown) }
-      _ = try decoder.decode(Item.self, from: data)
-    }
-    let client = Client(baseURL: server.baseURL, transport: URLSessionTransport())
-    let endpoint = Endpoint<Item>(.get, "item")
-    let courier: () async throws -> Void = { _ = try await client.send(endpoint) }
-
-    // Warm up both: connections, caches, lazy initialisation.
-    for _ in 0..<50 {
-      try await plain()
-      try await courier()
-    }
-    var plainTime = 0.0
-    var courierTime = 0.0
-    var plainRates: [Double] = []
-    var courierRates: [Double] = []
-    for round in 0..<rounds {
-      // Alternate which goes first so drift hits both alike.
-      let order = round.isMultiple(of: 2) ? [true, false] : [false, true]
-      for isCourier in order {
-        let result = try await Measure.run(requestsPerRound, isCourier ? courier : plain)
-        if isCourier {
-          courierTime += result.nanoseconds
-          courierRates.append(1e9 / result.nanoseconds)
-        } else {
-          plainTime += result.nanoseconds
-          plainRates.append(1e9 / result.nanoseconds)
+    func plain(_ session: URLSession) -> () async throws -> Void {
+      {
+        let (data, response) = try await session.data(for: URLRequest(url: url))
+        guard (response as? HTTPURLResponse)?.statusCode == 200 else {
+          throw URLError(.badServerResponse)
         }
+        _ = try decoder.decode(Item.self, from: data)
       }
     }
-    let plainRate = Double(rounds) * 1e9 / plainTime
-    let courierRate = Double(rounds) * 1e9 / courierTime
+    func courier(_ transport: URLSessionTransport) -> () async throws -> Void {
+      let client = Client(baseURL: server.baseURL, transport: transport)
+      let endpoint = Endpoint<Item>(.get, "item")
+      return { _ = try await client.send(endpoint) }
+    }
+    let variants: [(String, () async throws -> Void)] = [
+      ("plain URLSession(.ephemeral).data(for:) + JSONDecoder", plain(URLSession(configuration: .ephemeral))),
+      ("Courier Client.send(Endpoint<Item>), default URLSessionTransport", courier(URLSessionTransport())),
+      ("plain URLSession, Courier's configuration (ephemeral, no URLCache)",
+        plain(URLSession(configuration: URLSessionTransport.defaultConfiguration))),
+      ("Courier on URLSessionTransport(configuration: .ephemeral)",
+        courier(URLSessionTransport(configuration: .ephemeral))),
+      ("plain URLSession(.ephemeral) again (noise control)", plain(URLSession(configuration: .ephemeral))),
+    ]
+    if let only = ProcessInfo.processInfo.environment["COURIER_BENCH_ONLY"], let index = Int(only),
+      variants.indices.contains(index)
+    {
+      // One variant alone, for profiling it with perf.
+      for _ in 0..<(rounds * requestsPerRound) { try await variants[index].1() }
+      return
+    }
+    // Warm up every variant: connections, caches, lazy initialisation.
+    for _ in 0..<50 {
+      for variant in variants { try await variant.1() }
+    }
+    var totals = Array(repeating: 0.0, count: variants.count)
+    var rates = Array(repeating: [Double](), count: variants.count)
+    var cpu = Array(repeating: [Double](), count: variants.count)
+    var allocations = Array(repeating: [Double](), count: variants.count)
+    for round in 0..<rounds {
+      // Rotate which goes first so drift hits every variant alike.
+      for offset in 0..<variants.count {
+        let index = (round + offset) % variants.count
+        let result = try await Measure.run(requestsPerRound, variants[index].1)
+        totals[index] += result.nanoseconds
+        rates[index].append(1e9 / result.nanoseconds)
+        cpu[index].append(result.cpuNanoseconds / 1000)
+        allocations[index].append(result.allocations)
+      }
+    }
+    let overall = totals.map { Double(rounds) * 1e9 / $0 }
     print(
       "## End to end: GET + decode of a \(body.utf8.count)-byte JSON body from MockServer on"
-        + " loopback (\(rounds) alternating rounds x \(requestsPerRound) sequential requests)")
-    print("| client | req/s (all rounds) | median round req/s |")
-    print("| --- | ---: | ---: |")
+        + " loopback (\(rounds) rotating rounds x \(requestsPerRound) sequential requests)")
     print(
-      "| plain URLSession.data(for:) + JSONDecoder | \(Measure.format(plainRate)) | "
-        + "\(Measure.format(Measure.median(plainRates))) |")
-    print(
-      "| Courier Client.send(Endpoint<Item>) | \(Measure.format(courierRate)) | "
-        + "\(Measure.format(Measure.median(courierRates))) |")
-    print("Ratio Courier / plain URLSession: \(Measure.format(courierRate / plainRate, decimals: 3))")
+      "| client | req/s | median round req/s | ratio to row 1 |"
+        + " process CPU µs/request | allocations/request |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    for (index, variant) in variants.enumerated() {
+      print(
+        "| \(variant.0) | \(Measure.format(overall[index])) | "
+          + "\(Measure.format(Measure.median(rates[index]))) | "
+          + "\(Measure.format(overall[index] / overall[0], decimals: 3)) | "
+          + "\(Measure.format(Measure.median(cpu[index]))) | "
+          + "\(Measure.format(Measure.median(allocations[index]))) |")
+    }
+    func ratio(_ a: Int, _ b: Int) -> String {
+      let perRound = zip(rates[a], rates[b]).map { $0 / $1 }
+      return "\(Measure.format(overall[a] / overall[b], decimals: 3)) (median per round "
+        + "\(Measure.format(Measure.median(perRound), decimals: 3)))"
+    }
+    print("Courier / plain URLSession, each as shipped (row 2 / row 1): \(ratio(1, 0))")
+    print("Courier / plain URLSession, same configuration (row 2 / row 3): \(ratio(1, 2))")
+    print("Courier / plain URLSession, same configuration (row 4 / row 1): \(ratio(3, 0))")
+    print("Noise control (row 5 / row 1): \(ratio(4, 0))")
   }
 }
 

@@ -31,6 +31,7 @@ struct WeatherDemo {
     } else {
       do {
         let mock = try MockServer()
+        mock.recordsRequests = false
         mock.setDispatcher(WeatherAPI.respond)
         server = mock
         baseURL = mock.baseURL

@@ -39,6 +39,7 @@ public final class Client: Sendable {
   public let locale: String
 
   private let chain: Chain.Handler
+  private let base: URLBuilder.Base?
   private let inFlight = InFlightRequests()
 
   /// Creates a client and composes its middleware chain.
@@ -72,6 +73,7 @@ public final class Client: Sendable {
     self.reasons = reasons
     self.locale = locale ?? reasons.bestLocale(for: ReasonCatalog.processPreferredLanguages)
     self.chain = Chain.compose(middleware, around: transport)
+    self.base = baseURL.map(URLBuilder.Base.init)
   }
 
   /// Sends a request through the middleware and the transport and returns the response,
@@ -84,21 +86,19 @@ public final class Client: Sendable {
       throw localized(CourierError(CancellationError(), request: request, stage: "client"))
     }
     let start = ContinuousClock.now
-    let chain = self.chain
-    let task = Task { try await chain(request) }
-    let ticket = inFlight.insert(task)
+    let token = RequestCancellation(parent: RequestCancellation.current)
+    let ticket = inFlight.insert(token)
     defer { inFlight.remove(ticket) }
     do {
-      var response = try await withTaskCancellationHandler {
-        try await task.value
-      } onCancel: {
-        task.cancel()
+      // The chain runs inline in the caller's task: no extra task, no thread hop.
+      var response = try await RequestCancellation.$current.withValue(token) {
+        try await chain(request)
       }
       response.timings.total = ContinuousClock.now - start
       return response
     } catch {
       var failure = CourierError(error, request: request)
-      if task.isCancelled, failure.kind != .cancelled {
+      if (token.isCancelled || Task.isCancelled), failure.kind != .cancelled {
         failure.debugMessage += failure.debugMessage.isEmpty ? "" : "; "
         failure.debugMessage += "cancelled while failing as \(failure.kind)"
         failure.kind = .cancelled
@@ -123,7 +123,7 @@ public final class Client: Sendable {
   ) async throws(CourierError) -> Decoded<Value> {
     let request: Request
     do {
-      request = try endpoint.makeRequest(baseURL: baseURL, encoder: encoder)
+      request = try endpoint.makeRequest(base: base, encoder: encoder)
     } catch {
       throw localized(CourierError(error, stage: "request"))
     }

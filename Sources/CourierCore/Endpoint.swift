@@ -59,13 +59,15 @@ public struct Endpoint<Value: Sendable>: Sendable {
   ///
   /// - Throws: ``CourierError`` of kind ``CourierError/Kind/invalidRequest``.
   public func makeRequest(baseURL: URL?, encoder defaultEncoder: JSONEncoder) throws -> Request {
+    try makeRequest(base: baseURL.map(URLBuilder.Base.init), encoder: defaultEncoder)
+  }
+
+  /// Builds the request against a base checked once by the client.
+  func makeRequest(base: URLBuilder.Base?, encoder defaultEncoder: JSONEncoder) throws -> Request {
     let url = try URLBuilder.url(
-      base: baseURL, template: path, parameters: parameters, query: queryItems)
+      base: base, template: path, parameters: parameters, query: queryItems)
     var request = Request(method: method, url: url, attributes: attributes)
     for (name, value) in headers { try request.headers.add(name, value) }
-    if decoding.acceptsJSON, !request.headers.contains(.accept) {
-      try request.headers.add(.accept, "application/json")
-    }
     if let (data, contentType) = try body.encoded(with: encoder ?? defaultEncoder) {
       request.body = data
       if let contentType, !request.headers.contains(.contentType) {

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// An ordered list of HTTP header fields with case-insensitive lookup.
 ///
 /// Names and values are checked when they are inserted, not when the request reaches the wire:
@@ -14,12 +16,10 @@
 /// headers["accept"]  // "application/json"
 /// ```
 public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible {
-  /// A header field name, compared without regard to case.
+  /// A header field name, compared without regard to ASCII case.
   public struct Name: Hashable, Sendable, CustomStringConvertible {
     /// The name as it was written, kept for the wire.
     public let rawName: String
-    /// The lower-cased form used for comparison and hashing.
-    let canonical: String
 
     /// Creates a name, checking that it is an RFC 9110 token.
     ///
@@ -36,17 +36,34 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
 
     init(unchecked rawName: String) {
       self.rawName = rawName
-      self.canonical = rawName.lowercased()
     }
 
     /// The name as written.
     public var description: String { rawName }
 
-    /// Two names are equal when they are equal ignoring ASCII case.
-    public static func == (lhs: Name, rhs: Name) -> Bool { lhs.canonical == rhs.canonical }
+    /// Two names are equal when they are equal ignoring ASCII case (tokens are ASCII).
+    public static func == (lhs: Name, rhs: Name) -> Bool {
+      lhs.matches(rhs.rawName)
+    }
 
-    /// Hashes the case-folded name.
-    public func hash(into hasher: inout Hasher) { hasher.combine(canonical) }
+    /// Hashes the ASCII-lower-cased bytes, without allocating.
+    public func hash(into hasher: inout Hasher) {
+      for byte in rawName.utf8 { hasher.combine(Self.lower(byte)) }
+      hasher.combine(0xFF as UInt8)
+    }
+
+    /// Whether `name` equals this name ignoring ASCII case.
+    func matches(_ name: String) -> Bool {
+      let lhs = rawName.utf8
+      let rhs = name.utf8
+      guard lhs.count == rhs.count else { return false }
+      return zip(lhs, rhs).allSatisfy { Self.lower($0) == Self.lower($1) }
+    }
+
+    @inline(__always)
+    private static func lower(_ byte: UInt8) -> UInt8 {
+      byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+    }
 
     /// `Accept`
     public static let accept = Name(unchecked: "Accept")
@@ -90,11 +107,25 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
     public let value: String
   }
 
-  private var fields: [Field]
+  private var stored: [Field]
+  /// Fields a transport received but nobody has read yet (see ``init(receivedLazily:)``).
+  private var deferred: DeferredFields?
+
+  /// The fields; deferred ones are produced on the first read and kept on the first change.
+  private var fields: [Field] {
+    get { deferred?.fields ?? stored }
+    _modify {
+      if let deferred {
+        stored = deferred.fields
+        self.deferred = nil
+      }
+      yield &stored
+    }
+  }
 
   /// Creates an empty header list.
   public init() {
-    fields = []
+    stored = []
   }
 
   /// Creates a header list from name–value pairs, in order.
@@ -102,8 +133,8 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
   /// - Throws: ``CourierError`` of kind ``CourierError/Kind/invalidRequest`` on the first
   ///   invalid name or value.
   public init(_ pairs: [(String, String)]) throws {
-    fields = []
-    fields.reserveCapacity(pairs.count)
+    stored = []
+    stored.reserveCapacity(pairs.count)
     for (name, value) in pairs { try add(name, value) }
   }
 
@@ -155,8 +186,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
 
   /// Removes every value of the header named `name` (compared ignoring case).
   public mutating func remove(_ name: String) {
-    let canonical = name.lowercased()
-    fields.removeAll { $0.name.canonical == canonical }
+    fields.removeAll { $0.name.matches(name) }
   }
 
   /// The first value of `name`, or `nil` when the header is absent.
@@ -166,8 +196,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
 
   /// The first value of the header named `name` (compared ignoring case), or `nil`.
   public subscript(name: String) -> String? {
-    let canonical = name.lowercased()
-    return fields.first { $0.name.canonical == canonical }?.value
+    fields.first { $0.name.matches(name) }?.value
   }
 
   /// Every value of `name`, in order.
@@ -200,7 +229,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
   mutating func appendReceived(_ name: String, _ value: String) {
     guard HTTPToken.isValid(name), let value = try? Self.validatedValue(value, forName: name)
     else { return }
-    fields.append(Field(name: Name(unchecked: name), value: value))
+    stored.append(Field(name: Name(unchecked: name), value: value))
   }
 
   private static func validatedValue(_ value: String, for name: Name) throws -> String {
@@ -230,7 +259,53 @@ extension HTTPHeaders {
   ///
   /// Use this from a custom ``Transport`` to turn the peer's header list into `HTTPHeaders`.
   public init(received pairs: some Sequence<(String, String)>) {
-    fields = []
+    stored = []
+    stored.reserveCapacity(pairs.underestimatedCount)
     for (name, value) in pairs { appendReceived(name, value) }
+  }
+
+  /// Builds headers from a peer's fields only when they are first read or changed, dropping
+  /// malformed ones then.
+  ///
+  /// For transports whose header conversion is costly (URLSession on Linux bridges every
+  /// field through `[AnyHashable: Any]`, ~9 µs a response) while many responses are decoded
+  /// without a header ever being read.
+  public init(receivedLazily produce: @escaping @Sendable () -> [(String, String)]) {
+    stored = []
+    deferred = DeferredFields {
+      HTTPHeaders(received: produce()).stored
+    }
+  }
+
+  /// Two header lists are equal when they hold the same fields in the same order.
+  public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
+    lhs.fields == rhs.fields
+  }
+
+  /// Hashes the fields in order.
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(fields)
+  }
+}
+
+/// Header fields produced once, on first use, from a transport's own representation.
+///
+/// A class so that copies of the headers share the one conversion; the `Mutex` makes the
+/// first read safe from any thread.
+private final class DeferredFields: Sendable {
+  private let produce: @Sendable () -> [HTTPHeaders.Field]
+  private let cache = Mutex<[HTTPHeaders.Field]?>(nil)
+
+  init(_ produce: @escaping @Sendable () -> [HTTPHeaders.Field]) {
+    self.produce = produce
+  }
+
+  var fields: [HTTPHeaders.Field] {
+    cache.withLock { cache in
+      if let cache { return cache }
+      let fields = produce()
+      cache = fields
+      return fields
+    }
   }
 }

@@ -4,19 +4,15 @@ import Foundation
 /// `Value`.
 ///
 /// The endpoint initialisers pick one from `Value`: JSON for `Decodable`, raw bytes for
-/// `Data`, UTF-8 text for `String`, nothing for `Void`. Use ``custom(acceptsJSON:_:)`` for
-/// anything else.
+/// `Data`, UTF-8 text for `String`, nothing for `Void`. Use ``custom(_:)`` for anything else.
 public struct ResponseDecoding<Value: Sendable>: Sendable {
-  /// Whether the endpoint should send `Accept: application/json`.
-  let acceptsJSON: Bool
   let decode: @Sendable (ResponseContext, JSONDecoder) throws -> Value
 
   /// A decoding of your own from the pipeline's context and the client's decoder.
   public static func custom(
-    acceptsJSON: Bool = false,
     _ decode: @escaping @Sendable (ResponseContext, JSONDecoder) throws -> Value
   ) -> Self {
-    Self(acceptsJSON: acceptsJSON, decode: decode)
+    Self(decode: decode)
   }
 }
 
@@ -27,7 +23,7 @@ extension ResponseDecoding where Value: Decodable {
   /// An empty payload, a missing key and `null` decode as `nil` when `Value` is optional and
   /// fail with ``CourierError/Kind/decoding`` otherwise.
   public static func json(at keyPath: String? = nil) -> Self {
-    Self(acceptsJSON: true) { context, decoder in
+    Self { context, decoder in
       try context.checkDecodableSize()
       var payload = context.payload
       var missing = context.payloadIsMissing
@@ -44,7 +40,7 @@ extension ResponseDecoding where Value: Decodable {
             kind: .decoding, debugMessage: "body is not a JSON object: \(error)")
         }
       }
-      let isEmpty = payload.allSatisfy { [0x20, 0x09, 0x0A, 0x0D].contains($0) }
+      let isEmpty = payload.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
       if missing || isEmpty {
         if let optional = Value.self as? any OptionalDecodingSupport.Type,
           let none = optional.absentValue as? Value
@@ -70,14 +66,14 @@ extension ResponseDecoding where Value: Decodable {
 extension ResponseDecoding where Value == Data {
   /// The payload bytes as they are.
   public static var data: Self {
-    Self(acceptsJSON: false) { context, _ in context.payload }
+    Self { context, _ in context.payload }
   }
 }
 
 extension ResponseDecoding where Value == String {
   /// The payload as UTF-8 text (a JSON string payload cut from an envelope is unquoted).
   public static var string: Self {
-    Self(acceptsJSON: false) { context, decoder in
+    Self { context, decoder in
       try context.checkDecodableSize()
       if context.payloadIsJSONMember, context.payload.first == UInt8(ascii: "\"") {
         do {
@@ -98,7 +94,7 @@ extension ResponseDecoding where Value == String {
 extension ResponseDecoding where Value == Void {
   /// Ignores the body.
   public static var none: Self {
-    Self(acceptsJSON: false) { _, _ in () }
+    Self { _, _ in () }
   }
 }
 

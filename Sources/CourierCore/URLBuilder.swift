@@ -16,38 +16,65 @@ public struct QueryItem: Sendable, Hashable {
 }
 
 /// Turns an endpoint's path template, parameters and query into a URL.
+///
+/// Works on UTF-8 bytes with one output buffer, because it runs for every request: a template
+/// without parameters and with nothing to encode costs no allocation beyond the final string.
 enum URLBuilder {
+  /// A client's base URL, checked and trimmed of trailing slashes once.
+  struct Base: Sendable {
+    let url: URL
+    /// The base without trailing slashes, or why it cannot be a base.
+    let trimmed: Result<String, CourierError>
+
+    init(_ url: URL) {
+      self.url = url
+      var text = url.absoluteString
+      if text.contains("?") || text.contains("#") {
+        trimmed = .failure(
+          URLBuilder.invalid("base URL must not have a query or fragment; use query items"))
+      } else {
+        while text.hasSuffix("/") { text.removeLast() }
+        trimmed = .success(text)
+      }
+    }
+  }
+
   /// Joins `base` and the expanded template, and appends the query.
   ///
   /// A template that is itself an absolute `http(s)` URL ignores `base`. Slashes between base
   /// and path are normalised: exactly one separates them whichever side has one.
   static func url(
-    base: URL?, template: String, parameters: [String: String], query: [QueryItem]
+    base: Base?, template: String, parameters: [String: String], query: [QueryItem]
   ) throws -> URL {
     let path = try expand(template, parameters: parameters)
     var text: String
-    let lowered = path.prefix(8).lowercased()
-    if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
+    if isAbsolute(path) {
       text = path
     } else {
       guard let base else {
         throw invalid("relative path \(template.debugDescription) needs a client base URL")
       }
-      var baseText = base.absoluteString
-      guard !baseText.contains("?"), !baseText.contains("#") else {
-        throw invalid("base URL must not have a query or fragment; use query items")
+      let baseText = try base.trimmed.get()
+      if path.isEmpty {
+        text = base.url.absoluteString
+      } else {
+        let relative = path.utf8.first == UInt8(ascii: "/") ? path.drop { $0 == "/" } : path[...]
+        text = baseText + "/" + relative
       }
-      while baseText.hasSuffix("/") { baseText.removeLast() }
-      let relative = path.drop { $0 == "/" }
-      text = path.isEmpty ? base.absoluteString : baseText + "/" + relative
     }
     if !query.isEmpty {
+      var bytes = [UInt8]()
+      bytes.reserveCapacity(query.count * 16)
+      for (index, item) in query.enumerated() {
+        if index > 0 { bytes.append(UInt8(ascii: "&")) }
+        PercentEncoding.append(item.name, to: &bytes, keeping: .unreserved)
+        if let value = item.value {
+          bytes.append(UInt8(ascii: "="))
+          PercentEncoding.append(value, to: &bytes, keeping: .unreserved)
+        }
+      }
       text += text.contains("?") ? "&" : "?"
-      text += query.map { item in
-        let name = PercentEncoding.encode(item.name, keeping: .unreserved)
-        guard let value = item.value else { return name }
-        return name + "=" + PercentEncoding.encode(value, keeping: .unreserved)
-      }.joined(separator: "&")
+      text += String(decoding: bytes, as: UTF8.self)
     }
     guard let url = URL(string: text), url.scheme != nil, url.host != nil else {
       throw invalid("\(text.debugDescription) is not an absolute URL")
@@ -55,20 +82,35 @@ enum URLBuilder {
     return url
   }
 
+  private static func isAbsolute(_ path: String) -> Bool {
+    var utf8 = path.utf8.prefix(8).makeIterator()
+    var lowered = [UInt8]()
+    while let byte = utf8.next() { lowered.append(byte | 0x20) }
+    return lowered.starts(with: "http://".utf8) || lowered.starts(with: "https://".utf8)
+  }
+
   /// Replaces each `{name}` with its percent-encoded value and encodes literal text that may
   /// not stand in a path.
   static func expand(_ template: String, parameters: [String: String]) throws -> String {
-    var output = ""
-    output.reserveCapacity(template.utf8.count + 16)
-    var used = Set<String>()
-    var index = template.startIndex
-    while index < template.endIndex {
-      let character = template[index]
-      if character == "{" {
-        guard let close = template[index...].firstIndex(of: "}") else {
+    let utf8 = template.utf8
+    // Fast path: nothing to replace and nothing to encode.
+    if parameters.isEmpty,
+      utf8.allSatisfy({ PercentEncoding.keepsInPath($0) && $0 != UInt8(ascii: "%") })
+    {
+      return template
+    }
+    var output = [UInt8]()
+    output.reserveCapacity(utf8.count + 16)
+    var used = 0
+    var index = utf8.startIndex
+    while index < utf8.endIndex {
+      let byte = utf8[index]
+      switch byte {
+      case UInt8(ascii: "{"):
+        guard let close = utf8[index...].firstIndex(of: UInt8(ascii: "}")) else {
           throw invalid("path template \(template.debugDescription) has an unclosed '{'")
         }
-        let name = String(template[template.index(after: index)..<close])
+        let name = String(template[utf8.index(after: index)..<close])
         guard !name.isEmpty, !name.contains("{") else {
           throw invalid("path template \(template.debugDescription) has an empty or nested {}")
         }
@@ -78,29 +120,56 @@ enum URLBuilder {
         guard !value.isEmpty else {
           throw invalid("path parameter \(name.debugDescription) is empty")
         }
-        output += PercentEncoding.encode(value, keeping: .unreserved)
-        used.insert(name)
-        index = template.index(after: close)
+        PercentEncoding.append(value, to: &output, keeping: .unreserved)
+        used += 1
+        index = utf8.index(after: close)
         continue
-      }
-      if character == "}" {
+      case UInt8(ascii: "}"):
         throw invalid("path template \(template.debugDescription) has a '}' without '{'")
-      }
-      if character == "?" || character == "#" {
+      case UInt8(ascii: "?"), UInt8(ascii: "#"):
         throw invalid(
-          "path template \(template.debugDescription) contains '\(character)'; use query items")
+          "path template \(template.debugDescription) contains"
+            + " '\(Character(Unicode.Scalar(byte)))'; use query items")
+      case UInt8(ascii: "%"):
+        let next = utf8.index(after: index)
+        let isEscape =
+          next < utf8.endIndex && utf8.index(after: next) < utf8.endIndex
+          && PercentEncoding.isHex(utf8[next]) && PercentEncoding.isHex(utf8[utf8.index(after: next)])
+        if isEscape {
+          output.append(byte)
+        } else {
+          PercentEncoding.appendEscaped(byte, to: &output)
+        }
+      default:
+        if PercentEncoding.keepsInPath(byte) {
+          output.append(byte)
+        } else {
+          PercentEncoding.appendEscaped(byte, to: &output)
+        }
       }
-      output += PercentEncoding.encode(String(character), keeping: .pathLiteral)
-      index = template.index(after: index)
+      index = utf8.index(after: index)
     }
-    let unused = Set(parameters.keys).subtracting(used)
-    if let name = unused.sorted().first {
-      throw invalid("path parameter \(name.debugDescription) is not used by the template")
+    if used < parameters.count {
+      // Some parameter was not used (each use of a name counts, so compare names).
+      let usedNames = Set(Self.parameterNames(in: template))
+      if let name = parameters.keys.sorted().first(where: { !usedNames.contains($0) }) {
+        throw invalid("path parameter \(name.debugDescription) is not used by the template")
+      }
     }
-    return output
+    return String(decoding: output, as: UTF8.self)
   }
 
-  private static func invalid(_ message: String) -> CourierError {
+  private static func parameterNames(in template: String) -> [String] {
+    var names: [String] = []
+    var rest = template[...]
+    while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
+      names.append(String(rest[rest.index(after: open)..<close]))
+      rest = rest[rest.index(after: close)...]
+    }
+    return names
+  }
+
+  static func invalid(_ message: String) -> CourierError {
     CourierError(kind: .invalidRequest, debugMessage: message, stage: "request")
   }
 }
@@ -111,8 +180,6 @@ enum PercentEncoding {
     /// `A-Z a-z 0-9 - . _ ~`: safe in any component. Used for parameter values and query
     /// names and values, so `/ ? # & = + %` and spaces are always encoded.
     case unreserved
-    /// Unreserved, sub-delims, `: @ /`, and `%` that starts a valid escape: template text.
-    case pathLiteral
     /// `A-Z a-z 0-9 * - . _`, with space written as `+`: `application/x-www-form-urlencoded`.
     case form
   }
@@ -120,30 +187,37 @@ enum PercentEncoding {
   private static let hex = Array("0123456789ABCDEF".utf8)
 
   static func encode(_ string: String, keeping kept: Kept) -> String {
-    let bytes = Array(string.utf8)
     var output = [UInt8]()
-    output.reserveCapacity(bytes.count)
-    var index = 0
-    while index < bytes.count {
-      let byte = bytes[index]
-      if kept == .form, byte == UInt8(ascii: " ") {
-        output.append(UInt8(ascii: "+"))
-      } else if isKept(byte, kept)
-        || (kept == .pathLiteral && byte == UInt8(ascii: "%") && index + 2 < bytes.count
-          && isHex(bytes[index + 1]) && isHex(bytes[index + 2]))
-      {
-        output.append(byte)
-      } else {
-        output.append(UInt8(ascii: "%"))
-        output.append(hex[Int(byte >> 4)])
-        output.append(hex[Int(byte & 0x0F)])
-      }
-      index += 1
-    }
+    output.reserveCapacity(string.utf8.count)
+    append(string, to: &output, keeping: kept)
     return String(decoding: output, as: UTF8.self)
   }
 
-  private static func isHex(_ byte: UInt8) -> Bool {
+  static func append(_ string: String, to output: inout [UInt8], keeping kept: Kept) {
+    for byte in string.utf8 {
+      if isAlphanumeric(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+        || byte == UInt8(ascii: "_")
+      {
+        output.append(byte)
+      } else if kept == .unreserved, byte == UInt8(ascii: "~") {
+        output.append(byte)
+      } else if kept == .form, byte == UInt8(ascii: "*") {
+        output.append(byte)
+      } else if kept == .form, byte == UInt8(ascii: " ") {
+        output.append(UInt8(ascii: "+"))
+      } else {
+        appendEscaped(byte, to: &output)
+      }
+    }
+  }
+
+  static func appendEscaped(_ byte: UInt8, to output: inout [UInt8]) {
+    output.append(UInt8(ascii: "%"))
+    output.append(hex[Int(byte >> 4)])
+    output.append(hex[Int(byte & 0x0F)])
+  }
+
+  static func isHex(_ byte: UInt8) -> Bool {
     switch byte {
     case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
       UInt8(ascii: "A")...UInt8(ascii: "F"):
@@ -152,23 +226,27 @@ enum PercentEncoding {
     }
   }
 
-  private static func isKept(_ byte: UInt8, _ kept: Kept) -> Bool {
+  private static func isAlphanumeric(_ byte: UInt8) -> Bool {
     switch byte {
     case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-      UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
-      UInt8(ascii: "_"):
-      return true
-    case UInt8(ascii: "~"):
-      return kept != .form
-    case UInt8(ascii: "*"):
-      return kept != .unreserved
-    case UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"),
-      UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "+"), UInt8(ascii: ","),
-      UInt8(ascii: ";"), UInt8(ascii: "="), UInt8(ascii: ":"), UInt8(ascii: "@"),
-      UInt8(ascii: "/"):
-      return kept == .pathLiteral
-    default:
-      return false
+      UInt8(ascii: "0")...UInt8(ascii: "9"):
+      true
+    default: false
+    }
+  }
+
+  /// Whether a literal template byte may stand in a path as it is: unreserved, sub-delims,
+  /// `:`, `@`, `/` (and `%`, which the caller checks starts an escape).
+  static func keepsInPath(_ byte: UInt8) -> Bool {
+    if isAlphanumeric(byte) { return true }
+    return switch byte {
+    case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"),
+      UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+      UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"),
+      UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="), UInt8(ascii: ":"),
+      UInt8(ascii: "@"), UInt8(ascii: "/"):
+      true
+    default: false
     }
   }
 }

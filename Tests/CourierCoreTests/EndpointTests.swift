@@ -118,7 +118,7 @@ struct EndpointTests {
     #expect(error?.kind == .invalidRequest)
   }
 
-  @Test("JSON bodies use the client's encoder and set Content-Type and Accept")
+  @Test("JSON bodies use the client's encoder and set Content-Type")
   func jsonBody() async throws {
     struct NewUser: Codable, Sendable { let userName: String }
     let encoder = JSONEncoder()
@@ -131,7 +131,7 @@ struct EndpointTests {
     let sent = try #require(stub.requests.first)
     #expect(sent.method == .post)
     #expect(sent.headers[.contentType] == "application/json")
-    #expect(sent.headers[.accept] == "application/json")
+    #expect(sent.headers[.accept] == nil)
     #expect(sent.body.data == Data(#"{"user_name":"Li"}"#.utf8))
   }
 
