@@ -24,8 +24,21 @@ import Foundation
 /// | `dataLengthExceedsMaximum` | ``CourierError/Kind/bodyTooLarge`` |
 /// | `badURL`, `unsupportedURL`, `fileDoesNotExist`, `noPermissionsToReadFile`,
 ///   `requestBodyStreamExhausted`, `fileIsDirectory` | ``CourierError/Kind/invalidRequest`` |
+/// | `unknown` (-1) with libcurl's "transfer closed with N bytes remaining" or "Recv failure"
+///   (Linux: the connection closed mid-body) | ``CourierError/Kind/connectionLost`` |
 /// | anything else | ``CourierError/Kind/transport`` |
 public enum URLErrorMapping {
+  /// The kind for a `URLError`, looking at libcurl's message where Linux reports `unknown`.
+  public static func kind(for error: URLError) -> CourierError.Kind {
+    if error.code == .unknown {
+      let message = (error as NSError).localizedDescription
+      if message.contains("transfer closed with") || message.contains("Recv failure") {
+        return .connectionLost
+      }
+    }
+    return kind(for: error.code)
+  }
+
   /// The kind for a `URLError` code.
   public static func kind(for code: URLError.Code) -> CourierError.Kind {
     switch code {
@@ -57,7 +70,7 @@ public enum URLErrorMapping {
   public static func courierError(for error: any Error, request: Request) -> CourierError {
     if let urlError = error as? URLError {
       return CourierError(
-        kind: kind(for: urlError.code),
+        kind: kind(for: urlError),
         debugMessage: "URLError \(urlError.code.rawValue)", underlying: urlError,
         request: request, attempts: 1, stage: "transport")
     }
