@@ -6,7 +6,7 @@ import PackageDescription
 /// Swift 6 language mode is the package default; these settings add the checks we hold
 /// every target to.
 let strictSettings: [SwiftSetting] = [
-  .enableUpcomingFeature("ExistentialAny"),
+  .enableUpcomingFeature("ExistentialAny")
 ]
 
 let package = Package(

@@ -122,9 +122,12 @@ enum ChainBenchmark {
       ("transport.send, no client", { _ = try await transport.send(request) }),
       ("Client, 0 middleware", { _ = try await bare.send(request) }),
       ("Client, 6 middleware", { _ = try await six.send(request) }),
-      ("Client, 0 middleware, Endpoint<Void> (URL build + pipeline)", {
-        try await bare.send(endpoint)
-      }),
+      (
+        "Client, 0 middleware, Endpoint<Void> (URL build + pipeline)",
+        {
+          try await bare.send(endpoint)
+        }
+      ),
     ]
     var results = Array(repeating: [Measure.Result](), count: variants.count)
     for _ in 0..<5 {
@@ -138,7 +141,8 @@ enum ChainBenchmark {
     for (index, variant) in variants.enumerated() {
       let ns = Measure.median(results[index].map(\.nanoseconds))
       let allocations = Measure.median(results[index].map(\.allocations))
-      print("| \(variant.0) | \(Measure.format(ns)) | \(Measure.format(allocations, decimals: 1)) |")
+      print(
+        "| \(variant.0) | \(Measure.format(ns)) | \(Measure.format(allocations, decimals: 1)) |")
     }
     let perMiddleware =
       (Measure.median(results[2].map(\.nanoseconds))
@@ -193,13 +197,26 @@ enum EndToEndBenchmark {
       return { _ = try await client.send(endpoint) }
     }
     let variants: [(String, () async throws -> Void)] = [
-      ("plain URLSession(.ephemeral).data(for:) + JSONDecoder", plain(URLSession(configuration: .ephemeral))),
-      ("Courier Client.send(Endpoint<Item>), default URLSessionTransport", courier(URLSessionTransport())),
-      ("plain URLSession, Courier's configuration (ephemeral, no URLCache)",
-        plain(URLSession(configuration: URLSessionTransport.defaultConfiguration))),
-      ("Courier on URLSessionTransport(configuration: .ephemeral)",
-        courier(URLSessionTransport(configuration: .ephemeral))),
-      ("plain URLSession(.ephemeral) again (noise control)", plain(URLSession(configuration: .ephemeral))),
+      (
+        "plain URLSession(.ephemeral).data(for:) + JSONDecoder",
+        plain(URLSession(configuration: .ephemeral))
+      ),
+      (
+        "Courier Client.send(Endpoint<Item>), default URLSessionTransport",
+        courier(URLSessionTransport())
+      ),
+      (
+        "plain URLSession, Courier's configuration (ephemeral, no URLCache)",
+        plain(URLSession(configuration: URLSessionTransport.defaultConfiguration))
+      ),
+      (
+        "Courier on URLSessionTransport(configuration: .ephemeral)",
+        courier(URLSessionTransport(configuration: .ephemeral))
+      ),
+      (
+        "plain URLSession(.ephemeral) again (noise control)",
+        plain(URLSession(configuration: .ephemeral))
+      ),
     ]
     if let only = ProcessInfo.processInfo.environment["COURIER_BENCH_ONLY"], let index = Int(only),
       variants.indices.contains(index)
@@ -278,24 +295,34 @@ enum EnvelopeBenchmark {
 
     let decoder = JSONDecoder()
     let client = Client(
-      baseURL: URL(string: "http://127.0.0.1/")!, transport: ChainBenchmark.ImmediateTransport(status: 200),
+      baseURL: URL(string: "http://127.0.0.1/")!,
+      transport: ChainBenchmark.ImmediateTransport(status: 200),
       pipeline: .envelope(.codeZero))
     let endpoint = Endpoint<[Item]>(.get, "items")
     let response = Response(
       status: 200, body: body, request: Request(url: URL(string: "http://127.0.0.1/items")!))
 
     let variants: [(String, () throws -> Void)] = [
-      ("plain JSONDecoder on the payload alone", {
-        _ = try decoder.decode([Item].self, from: payload)
-      }),
-      ("Courier envelope check + decode of data", {
-        _ = try client.decode(response, for: endpoint)
-      }),
-      ("hand-written: decode head, then decode wrapper", {
-        let head = try decoder.decode(Head.self, from: body)
-        guard head.code == 0 else { throw CocoaError(.fileReadUnknown) }
-        _ = try decoder.decode(Wrapped.self, from: body).data
-      }),
+      (
+        "plain JSONDecoder on the payload alone",
+        {
+          _ = try decoder.decode([Item].self, from: payload)
+        }
+      ),
+      (
+        "Courier envelope check + decode of data",
+        {
+          _ = try client.decode(response, for: endpoint)
+        }
+      ),
+      (
+        "hand-written: decode head, then decode wrapper",
+        {
+          let head = try decoder.decode(Head.self, from: body)
+          guard head.code == 0 else { throw CocoaError(.fileReadUnknown) }
+          _ = try decoder.decode(Wrapped.self, from: body).data
+        }
+      ),
     ]
     var results = Array(repeating: [Measure.Result](), count: variants.count)
     for _ in 0..<5 {

@@ -14,7 +14,8 @@ enum BuiltInReasons {
     "httpStatus": "The server could not complete the request.",
     "business": "The request could not be completed.",
     "decoding": "The server sent a response the app could not read.",
-    "invalidRequest": "The app could not make this request. Please update the app or contact support.",
+    "invalidRequest":
+      "The app could not make this request. Please update the app or contact support.",
     "bodyTooLarge": "The data is too large to handle.",
     "corruptBody": "The data arrived damaged. Please try again.",
     "badResponse": "The server sent an invalid response.",

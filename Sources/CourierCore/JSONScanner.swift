@@ -85,8 +85,10 @@ enum JSONScanner {
     func peek() -> UInt8? { offset < bytes.count ? bytes[offset] : nil }
 
     func failure(_ message: String) -> Failure {
-      Failure(message: atEnd && message.hasPrefix("expected") ? "truncated JSON: " + message
-        : message, offset: offset)
+      Failure(
+        message: atEnd && message.hasPrefix("expected")
+          ? "truncated JSON: " + message
+          : message, offset: offset)
     }
 
     mutating func skipWhitespace() {
@@ -127,7 +129,8 @@ enum JSONScanner {
         skipWhitespace()
         var matches: [(index: Int, components: ArraySlice<Substring>)] = []
         if !wanted.isEmpty {
-          for entry in wanted where keyMatches(keyRange, entry.components[entry.components.startIndex], keyHasEscape) {
+          for entry in wanted
+          where keyMatches(keyRange, entry.components[entry.components.startIndex], keyHasEscape) {
             matches.append(entry)
           }
         }
@@ -156,7 +159,8 @@ enum JSONScanner {
 
     func keyMatches(_ range: Range<Int>, _ name: Substring, _ hasEscape: Bool) -> Bool {
       if hasEscape {
-        let quoted = UnsafeBufferPointer(rebasing: bytes[(range.lowerBound - 1)..<(range.upperBound + 1)])
+        let quoted = UnsafeBufferPointer(
+          rebasing: bytes[(range.lowerBound - 1)..<(range.upperBound + 1)])
         let key = try? JSONDecoder().decode(String.self, from: Data(quoted))
         return key.map { $0[...] == name } ?? false
       }

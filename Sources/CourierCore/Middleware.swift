@@ -66,8 +66,7 @@ enum Chain {
   /// Folds `middleware` from the innermost to the outermost around `transport`. Each layer
   /// wraps what it throws in a ``CourierError`` naming itself as the stage, unless an inner
   /// layer already did.
-  static func compose(_ middleware: [any Middleware], around transport: any Transport) -> Handler
-  {
+  static func compose(_ middleware: [any Middleware], around transport: any Transport) -> Handler {
     let observes = transport.observesRequestCancellation
     var handler: Handler = { request in
       do {

@@ -94,7 +94,8 @@ public struct ReasonCatalog: Sendable {
   public func reason(for error: CourierError, locale: String) -> String {
     if let message = error.serverMessage?.trimmingCharacters(in: .whitespacesAndNewlines),
       !message.isEmpty,
-      error.kind == .business || (error.kind == .httpStatus && (400..<500).contains(error.status ?? 0))
+      error.kind == .business
+        || (error.kind == .httpStatus && (400..<500).contains(error.status ?? 0))
     {
       return message
     }
@@ -151,8 +152,11 @@ public struct ReasonCatalog: Sendable {
 
   private static func fill(_ text: String, error: CourierError) -> String {
     guard text.contains("{seconds}"), let wait = error.retryAfter else { return text }
-    let seconds = max(1, Int((Double(wait.components.seconds)
-      + Double(wait.components.attoseconds) / 1e18).rounded(.up)))
+    let seconds = max(
+      1,
+      Int(
+        (Double(wait.components.seconds)
+          + Double(wait.components.attoseconds) / 1e18).rounded(.up)))
     return text.replacingOccurrences(of: "{seconds}", with: String(seconds))
   }
 

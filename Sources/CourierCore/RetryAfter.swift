@@ -21,9 +21,10 @@ public enum RetryAfter {
   /// Parses IMF-fixdate, and the obsolete RFC 850 and asctime forms RFC 9110 §5.6.7 requires
   /// recipients to accept.
   static func httpDate(_ text: String) -> Date? {
-    for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz",
-      "EEE MMM d HH:mm:ss yyyy"]
-    {
+    for format in [
+      "EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz",
+      "EEE MMM d HH:mm:ss yyyy",
+    ] {
       let formatter = DateFormatter()
       formatter.locale = Locale(identifier: "en_US_POSIX")
       formatter.timeZone = TimeZone(identifier: "GMT")

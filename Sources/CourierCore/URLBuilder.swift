@@ -134,7 +134,8 @@ enum URLBuilder {
         let next = utf8.index(after: index)
         let isEscape =
           next < utf8.endIndex && utf8.index(after: next) < utf8.endIndex
-          && PercentEncoding.isHex(utf8[next]) && PercentEncoding.isHex(utf8[utf8.index(after: next)])
+          && PercentEncoding.isHex(utf8[next])
+          && PercentEncoding.isHex(utf8[utf8.index(after: next)])
         if isEscape {
           output.append(byte)
         } else {

@@ -79,7 +79,9 @@ public enum URLErrorMapping {
         kind: .cancelled, underlying: error, request: request, attempts: 1, stage: "transport")
     }
     let nsError = error as NSError
-    if nsError.domain == NSURLErrorDomain, let code = URLError.Code(rawValue: nsError.code) as URLError.Code? {
+    if nsError.domain == NSURLErrorDomain,
+      let code = URLError.Code(rawValue: nsError.code) as URLError.Code?
+    {
       return courierError(for: URLError(code), request: request)
     }
     var wrapped = CourierError(error, request: request, stage: "transport")

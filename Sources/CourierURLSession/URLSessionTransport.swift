@@ -124,7 +124,8 @@ public struct URLSessionTransport: Transport {
       urlRequest.addValue(field.value, forHTTPHeaderField: field.name.rawName)
     }
     if let timeout = request.timeout {
-      let seconds = Double(timeout.components.seconds)
+      let seconds =
+        Double(timeout.components.seconds)
         + Double(timeout.components.attoseconds) / 1e18
       urlRequest.timeoutInterval = max(seconds, 0.001)
     }
@@ -141,7 +142,6 @@ public struct URLSessionTransport: Transport {
       }
     })
   }
-
 
 }
 
@@ -186,4 +186,3 @@ public struct URLSessionTransport: Transport {
     }
   }
 #endif
-

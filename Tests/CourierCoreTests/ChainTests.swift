@@ -28,8 +28,11 @@ struct ChainTests {
     let recorder = Recorder()
     let stub = StubTransport()
     let client = stubClient(
-      stub, middleware: [RecordingMiddleware(name: "outer", recorder: recorder), Cache(),
-        RecordingMiddleware(name: "inner", recorder: recorder)])
+      stub,
+      middleware: [
+        RecordingMiddleware(name: "outer", recorder: recorder), Cache(),
+        RecordingMiddleware(name: "inner", recorder: recorder),
+      ])
     let response = try await client.send(Request(url: testBase))
     #expect(response.status == 203)
     #expect(response.bodyText == "cached")

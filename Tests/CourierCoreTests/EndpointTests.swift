@@ -30,7 +30,8 @@ struct EndpointTests {
       ("~user_1.x-y", "~user_1.x-y"),
     ])
   func pathEncoding(value: String, encoded: String) async throws {
-    let url = try await sentURL(Endpoint<Data>(.get, "user/check/{phone}").parameter("phone", value))
+    let url = try await sentURL(
+      Endpoint<Data>(.get, "user/check/{phone}").parameter("phone", value))
     #expect(url == "https://api.example.test/v1/user/check/\(encoded)")
   }
 

@@ -10,7 +10,9 @@ struct Profile: Codable, Sendable, Equatable {
 
 @Suite("Response pipeline: status, envelope, decoding")
 struct PipelineTests {
-  func client(_ stub: StubTransport, _ pipeline: ResponsePipeline, locale: String = "en")
+  func client(
+    _ stub: StubTransport, _ pipeline: ResponsePipeline, locale: String = "en"
+  )
     -> Client
   {
     stubClient(stub, pipeline: pipeline, locale: locale)
@@ -162,14 +164,22 @@ struct PipelineTests {
   @Test(
     "business failures carry the server's code and message",
     arguments: [
-      (EnvelopeRule.codeZero, #"{"code":40101,"msg":"Token expired","data":null}"#, "40101",
-        "Token expired"),
-      (EnvelopeRule.codeZero, #"{"code":"E1","message":"Bad \"thing\""}"#, "E1",
-        "Bad \"thing\""),
-      (EnvelopeRule.statusOK, #"{"status":"error","error":"Post ID '61355' not found."}"#,
-        "error", "Post ID '61355' not found."),
+      (
+        EnvelopeRule.codeZero, #"{"code":40101,"msg":"Token expired","data":null}"#, "40101",
+        "Token expired"
+      ),
+      (
+        EnvelopeRule.codeZero, #"{"code":"E1","message":"Bad \"thing\""}"#, "E1",
+        "Bad \"thing\""
+      ),
+      (
+        EnvelopeRule.statusOK, #"{"status":"error","error":"Post ID '61355' not found."}"#,
+        "error", "Post ID '61355' not found."
+      ),
     ])
-  func businessFailure(rule: EnvelopeRule, body: String, code: String, message: String)
+  func businessFailure(
+    rule: EnvelopeRule, body: String, code: String, message: String
+  )
     async throws
   {
     var rule = rule
@@ -267,8 +277,10 @@ struct PipelineTests {
     ("non-UTF-8 bytes", Data([0x7B, 0x22, 0xFF, 0xFE, 0x22, 0x3A, 0x30, 0x7D]), .decoding, ""),
     ("JSON array root", Data("[1,2]".utf8), .decoding, "not a JSON object"),
     ("trailing garbage", Data(#"{"code":0} x"#.utf8), .decoding, "after the JSON value"),
-    ("nested too deep", Data(("{\"a\":" + String(repeating: "[", count: 600)).utf8), .decoding,
-      "too deeply"),
+    (
+      "nested too deep", Data(("{\"a\":" + String(repeating: "[", count: 600)).utf8), .decoding,
+      "too deeply"
+    ),
   ]
 
   @Test("bad bodies give a clear CourierError for both presets", arguments: badInputs)

@@ -11,37 +11,61 @@ import Testing
 struct ReasonTests {
   /// One way to make each kind happen through a client, with its reasons.
   static let kinds: [(CourierError.Kind, StubResponse, String, String)] = [
-    (.notReachable, .failure(URLError(.notConnectedToInternet)),
-      "You seem to be offline. Check your network connection.", "您连接的网络不正常，请检查您的网络连接"),
+    (
+      .notReachable, .failure(URLError(.notConnectedToInternet)),
+      "You seem to be offline. Check your network connection.", "您连接的网络不正常，请检查您的网络连接"
+    ),
     (.timedOut, .failure(URLError(.timedOut)), "The server took too long to respond.", "服务器连接超时"),
-    (.cannotConnect, .failure(URLError(.cannotConnectToHost)),
-      "Could not connect to the server. Please try again later.", "无法连接到服务器，请稍后重试"),
-    (.cannotFindHost, .failure(URLError(.cannotFindHost)),
-      "The server could not be found. Check your network connection.", "找不到服务器，请检查您的网络连接"),
-    (.connectionLost, .failure(URLError(.networkConnectionLost)),
-      "The network connection was lost. Please try again.", "网络连接已断开，请重试"),
-    (.secureConnectionFailed, .failure(URLError(.serverCertificateUntrusted)),
-      "A secure connection to the server could not be made.", "无法与服务器建立安全连接"),
-    (.badResponse, .failure(URLError(.badServerResponse)),
-      "The server sent an invalid response.", "服务器返回了无效的响应"),
-    (.corruptBody, .failure(URLError(.cannotDecodeContentData)),
-      "The data arrived damaged. Please try again.", "数据已损坏，请重试"),
-    (.bodyTooLarge, .failure(URLError(.dataLengthExceedsMaximum)),
-      "The data is too large to handle.", "数据过大，无法处理"),
+    (
+      .cannotConnect, .failure(URLError(.cannotConnectToHost)),
+      "Could not connect to the server. Please try again later.", "无法连接到服务器，请稍后重试"
+    ),
+    (
+      .cannotFindHost, .failure(URLError(.cannotFindHost)),
+      "The server could not be found. Check your network connection.", "找不到服务器，请检查您的网络连接"
+    ),
+    (
+      .connectionLost, .failure(URLError(.networkConnectionLost)),
+      "The network connection was lost. Please try again.", "网络连接已断开，请重试"
+    ),
+    (
+      .secureConnectionFailed, .failure(URLError(.serverCertificateUntrusted)),
+      "A secure connection to the server could not be made.", "无法与服务器建立安全连接"
+    ),
+    (
+      .badResponse, .failure(URLError(.badServerResponse)),
+      "The server sent an invalid response.", "服务器返回了无效的响应"
+    ),
+    (
+      .corruptBody, .failure(URLError(.cannotDecodeContentData)),
+      "The data arrived damaged. Please try again.", "数据已损坏，请重试"
+    ),
+    (
+      .bodyTooLarge, .failure(URLError(.dataLengthExceedsMaximum)),
+      "The data is too large to handle.", "数据过大，无法处理"
+    ),
     (.cancelled, .failure(URLError(.cancelled)), "The request was cancelled.", "请求已取消"),
-    (.transport, .failure(URLError(.unknown)),
-      "A network error occurred. Please try again.", "网络错误，请重试"),
-    (.invalidRequest, .failure(URLError(.unsupportedURL)),
+    (
+      .transport, .failure(URLError(.unknown)),
+      "A network error occurred. Please try again.", "网络错误，请重试"
+    ),
+    (
+      .invalidRequest, .failure(URLError(.unsupportedURL)),
       "The app could not make this request. Please update the app or contact support.",
-      "无法发起该请求，请更新应用或联系客服"),
+      "无法发起该请求，请更新应用或联系客服"
+    ),
     (.httpStatus, .status(502), "The server is busy. Please try again later.", "服务器繁忙，请稍后再试"),
     (.business, .json(#"{"code":3}"#), "The request could not be completed.", "请求未能完成"),
-    (.decoding, .json(#"{"code":0,"data":[]}"#),
-      "The server sent a response the app could not read.", "服务器返回的数据无法解析"),
+    (
+      .decoding, .json(#"{"code":0,"data":[]}"#),
+      "The server sent a response the app could not read.", "服务器返回的数据无法解析"
+    ),
   ]
 
   @Test("every kind leaves the client with its reason in en and zh-Hans", arguments: kinds)
-  func everyKind(kind: CourierError.Kind, stub: StubResponse, english: String, chinese: String)
+  func everyKind(
+    kind: CourierError.Kind, stub: StubResponse, english: String, chinese: String
+  )
     async throws
   {
     for (locale, text) in [("en", english), ("zh-Hans", chinese)] {

@@ -150,7 +150,9 @@ struct URLSessionTransportTests {
       try await fixture.client.send(Endpoint<Data>(.get, "b"))
     }
     #expect([.badResponse, .connectionLost].contains(closed?.kind))
-    #expect([.badResponse, .connectionLost, .corruptBody].contains(truncated?.kind), "\(String(reflecting: truncated))")
+    #expect(
+      [.badResponse, .connectionLost, .corruptBody].contains(truncated?.kind),
+      "\(String(reflecting: truncated))")
   }
 
   @Test("cancelling the task mid-request ends it with kind cancelled")

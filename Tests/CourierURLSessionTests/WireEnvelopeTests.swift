@@ -8,28 +8,50 @@ import Testing
 @Suite("Response pipeline over the wire")
 struct WireEnvelopeTests {
   static let cases: [(String, MockResponse, CourierError.Kind?, String?, String)] = [
-    ("codeZero success", .json(#"{"code":0,"msg":"ok","data":{"name":"Li","age":3}}"#), nil, nil,
-      ""),
-    ("business failure", .json(#"{"code":40101,"msg":"Token expired","data":null}"#), .business,
-      "40101", "Token expired"),
-    ("business failure without message", .json(#"{"code":7}"#), .business, "7",
-      "The request could not be completed."),
-    ("400 with envelope", .json(#"{"code":1001,"msg":"Phone number invalid"}"#, status: 400),
-      .httpStatus, "1001", "Phone number invalid"),
-    ("502 HTML from a proxy", .text("<html>Bad Gateway</html>", status: 502), .httpStatus, nil,
-      "The server is busy. Please try again later."),
-    ("200 HTML", .text("<html>login</html>"), .decoding, nil,
-      "The server sent a response the app could not read."),
-    ("code of the wrong type", .json(#"{"code":"0","data":{"name":"Li","age":3}}"#), .decoding,
-      nil, "The server sent a response the app could not read."),
-    ("data null", .json(#"{"code":0,"data":null}"#), .decoding, nil,
-      "The server sent a response the app could not read."),
-    ("payload does not decode", .json(#"{"code":0,"data":{"name":5}}"#), .decoding, nil,
-      "The server sent a response the app could not read."),
-    ("empty 200", MockResponse(status: 200), .decoding, nil,
-      "The server sent a response the app could not read."),
-    ("429 with Retry-After", MockResponse(status: 429).addingHeader("Retry-After", "12"),
-      .httpStatus, nil, "Too many requests. Please try again in 12 seconds."),
+    (
+      "codeZero success", .json(#"{"code":0,"msg":"ok","data":{"name":"Li","age":3}}"#), nil, nil,
+      ""
+    ),
+    (
+      "business failure", .json(#"{"code":40101,"msg":"Token expired","data":null}"#), .business,
+      "40101", "Token expired"
+    ),
+    (
+      "business failure without message", .json(#"{"code":7}"#), .business, "7",
+      "The request could not be completed."
+    ),
+    (
+      "400 with envelope", .json(#"{"code":1001,"msg":"Phone number invalid"}"#, status: 400),
+      .httpStatus, "1001", "Phone number invalid"
+    ),
+    (
+      "502 HTML from a proxy", .text("<html>Bad Gateway</html>", status: 502), .httpStatus, nil,
+      "The server is busy. Please try again later."
+    ),
+    (
+      "200 HTML", .text("<html>login</html>"), .decoding, nil,
+      "The server sent a response the app could not read."
+    ),
+    (
+      "code of the wrong type", .json(#"{"code":"0","data":{"name":"Li","age":3}}"#), .decoding,
+      nil, "The server sent a response the app could not read."
+    ),
+    (
+      "data null", .json(#"{"code":0,"data":null}"#), .decoding, nil,
+      "The server sent a response the app could not read."
+    ),
+    (
+      "payload does not decode", .json(#"{"code":0,"data":{"name":5}}"#), .decoding, nil,
+      "The server sent a response the app could not read."
+    ),
+    (
+      "empty 200", MockResponse(status: 200), .decoding, nil,
+      "The server sent a response the app could not read."
+    ),
+    (
+      "429 with Retry-After", MockResponse(status: 429).addingHeader("Retry-After", "12"),
+      .httpStatus, nil, "Too many requests. Please try again in 12 seconds."
+    ),
   ]
 
   @Test("envelope and error cases agree with the stub tests", arguments: cases)
