@@ -21,6 +21,7 @@ let package = Package(
     .library(name: "CourierURLSession", targets: ["CourierURLSession"]),
     .library(name: "CourierTesting", targets: ["CourierTesting"]),
     .executable(name: "weather-demo", targets: ["WeatherDemo"]),
+    .executable(name: "quick-start", targets: ["QuickStart"]),
     .executable(name: "courier-bench", targets: ["CourierBench"]),
   ],
 
@@ -50,6 +51,12 @@ let package = Package(
       name: "WeatherDemo",
       dependencies: ["Courier", "CourierTesting"],
       path: "Examples/WeatherDemo",
+      swiftSettings: strictSettings
+    ),
+    .executableTarget(
+      name: "QuickStart",
+      dependencies: ["Courier", "CourierTesting"],
+      path: "Examples/QuickStart",
       swiftSettings: strictSettings
     ),
     .target(name: "CAllocationCounter", path: "Benchmarks/CAllocationCounter"),

@@ -114,21 +114,27 @@ public final class Client: Sendable {
   ///   be built, a transport kind when sending fails, ``CourierError/Kind/httpStatus``,
   ///   ``CourierError/Kind/business`` or ``CourierError/Kind/decoding`` from the pipeline.
   public func send<Value>(_ endpoint: Endpoint<Value>) async throws(CourierError) -> Value {
-    try await response(for: endpoint).value
+    let response = try await send(try request(for: endpoint))
+    return try decode(response, for: endpoint)
   }
 
   /// Like ``send(_:)-(Endpoint<Value>)``, but also returns the response the value came from.
   public func response<Value>(
     for endpoint: Endpoint<Value>
   ) async throws(CourierError) -> Decoded<Value> {
-    let request: Request
+    let response = try await send(try request(for: endpoint))
+    return Decoded(value: try decode(response, for: endpoint), response: response)
+  }
+
+  /// The request an endpoint describes, against this client's base URL and encoder.
+  ///
+  /// - Throws: ``CourierError`` of kind ``CourierError/Kind/invalidRequest``.
+  public func request<Value>(for endpoint: Endpoint<Value>) throws(CourierError) -> Request {
     do {
-      request = try endpoint.makeRequest(base: base, encoder: encoder)
+      return try endpoint.makeRequest(base: base, encoder: encoder)
     } catch {
       throw localized(CourierError(error, stage: "request"))
     }
-    let response = try await send(request)
-    return Decoded(value: try decode(response, for: endpoint), response: response)
   }
 
   /// Runs the endpoint's response pipeline (or the client's) on a response you already have

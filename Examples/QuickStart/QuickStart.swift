@@ -1,0 +1,52 @@
+// The README's quick start, compiled by CI so it cannot rot (`.ci/run` checks that the README
+// shows this code). `swift run quick-start` runs it against the embedded MockServer.
+import CourierTesting
+import Foundation
+
+// README:begin
+import Courier
+
+struct User: Decodable, Sendable {
+  let id: Int
+  let name: String
+}
+
+/// Logs each request line; any type with `intercept(_:next:)` is a middleware.
+struct PrintMiddleware: Middleware {
+  func intercept(_ request: Request, next: Next) async throws -> Response {
+    let response = try await next(request)
+    print("\(request.method) \(request.url.path) -> \(response.status)")
+    return response
+  }
+}
+
+func quickStart(baseURL: URL) async {
+  // One client for every endpoint: base URL, middleware, transport, response rules.
+  let client = Client(
+    baseURL: baseURL,
+    transport: URLSessionTransport(),
+    middleware: [PrintMiddleware()],
+    pipeline: .envelope(.codeZero))  // {"code": 0, "msg": "...", "data": {...}}
+
+  do {
+    let user = try await client.send(
+      Endpoint<User>(.get, "user/check/{phone}").parameter("phone", "+86 138 0013 8000"))
+    print("Hello, \(user.name)")
+  } catch {
+    // Always a CourierError: a kind for code, a reason for people (en / zh-Hans).
+    print("\(error.kind): \(error.reason)")
+  }
+}
+// README:end
+
+@main
+struct QuickStart {
+  static func main() async throws {
+    let server = try MockServer()
+    defer { server.shutdown() }
+    server.enqueue(.json(#"{"code":0,"msg":"ok","data":{"id":7,"name":"Li Lei"}}"#))
+    server.enqueue(.json(#"{"code":40101,"msg":"Token expired","data":null}"#))
+    await quickStart(baseURL: server.baseURL)
+    await quickStart(baseURL: server.baseURL)
+  }
+}
