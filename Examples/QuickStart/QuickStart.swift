@@ -1,11 +1,11 @@
-// The README's quick start, compiled by CI so it cannot rot (`.ci/run` checks that the README
-// shows this code). `swift run quick-start` runs it against the embedded MockServer.
+// The README's quick start, compiled by CI so it cannot rot: `.ci/run` checks that the README
+// shows `import Courier` and the code between the markers. `swift run quick-start` runs it
+// against the embedded MockServer.
+import Courier
 import CourierTesting
 import Foundation
 
 // README:begin
-import Courier
-
 struct User: Decodable, Sendable {
   let id: Int
   let name: String
