@@ -88,7 +88,10 @@ public final class Client: Sendable {
     let start = ContinuousClock.now
     let token = RequestCancellation(parent: RequestCancellation.current)
     let ticket = inFlight.insert(token)
-    defer { inFlight.remove(ticket) }
+    defer {
+      inFlight.remove(ticket)
+      token.detachFromParent()
+    }
     do {
       // The chain runs inline in the caller's task: no extra task, no thread hop.
       var response = try await RequestCancellation.$current.withValue(token) {

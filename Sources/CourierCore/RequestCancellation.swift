@@ -25,19 +25,29 @@ public final class RequestCancellation: Sendable {
     var isCancelled = false
     var nextID: UInt64 = 0
     var handlers: [UInt64: @Sendable () -> Void] = [:]
+    var parentHandler: UInt64?
   }
 
   private let state = Mutex(State())
+  private let parent: RequestCancellation?
 
   /// The token of the request whose chain is running, if any.
   @TaskLocal public static var current: RequestCancellation?
 
   /// Creates a token; it is cancelled too when `parent` is (a request sent from inside another
-  /// request's chain).
+  /// request's chain) until ``detachFromParent()``.
   public init(parent: RequestCancellation? = nil) {
+    self.parent = parent
     if let parent {
-      _ = parent.addHandler { [weak self] in self?.cancel() }
+      let handler = parent.addHandler { [weak self] in self?.cancel() }
+      state.withLock { $0.parentHandler = handler }
     }
+  }
+
+  /// Stops following the parent's cancellation; call it when the request ends so a long-lived
+  /// parent does not collect handlers.
+  public func detachFromParent() {
+    parent?.removeHandler(state.withLock { $0.parentHandler })
   }
 
   /// Whether the request was cancelled.

@@ -70,6 +70,7 @@ public struct ResponsePipeline: Sendable {
         var failure = CourierError(error, request: response.request, stage: stage.name)
         if failure.response == nil { failure.response = response }
         if failure.kind == .httpStatus, failure.code == nil,
+          response.body.count <= maximumDecodedBodySize,
           let rule = envelopeRule(overrides),
           let verdict = try? rule.evaluate(response), !verdict.isSuccess
         {

@@ -174,4 +174,42 @@ struct CancellationTests {
     }
     #expect(client.inFlightCount == 0)
   }
+
+  @Test("cancelAll reaches a request another client sends from inside the chain")
+  func nestedRequestIsCancelled() async throws {
+    struct Nested: Middleware {
+      let inner: Client
+      func intercept(_ request: Request, next: Next) async throws -> Response {
+        try await inner.send(Request(url: testBase))
+      }
+    }
+    let innerStub = StubTransport(fallback: .never)
+    let inner = stubClient(innerStub)
+    let outer = stubClient(StubTransport(), middleware: [Nested(inner: inner)])
+    let task = Task { try await outer.send(Request(url: testBase)) }
+    while innerStub.requests.isEmpty { await Task.yield() }
+    #expect(outer.cancelAll() == 1)
+    let error = await courierError { try await task.value }
+    #expect(error?.kind == .cancelled)
+    #expect(inner.inFlightCount == 0)
+  }
+
+  @Test("a transport that only knows Task cancellation is still reached by cancelAll")
+  func plainTransportIsCancelled() async throws {
+    struct SleepyTransport: Transport {
+      let started: StubTransport
+      func send(_ request: Request) async throws -> Response {
+        _ = try await started.send(request)
+        try await Task.sleep(for: .seconds(3600))
+        return Response(status: 200, request: request)
+      }
+    }
+    let started = StubTransport(fallback: .status(200))
+    let client = Client(baseURL: testBase, transport: SleepyTransport(started: started))
+    let task = Task { try await client.send(Request(url: testBase)) }
+    while started.requests.isEmpty { await Task.yield() }
+    #expect(client.cancelAll() == 1)
+    let error = await courierError { try await task.value }
+    #expect(error?.kind == .cancelled)
+  }
 }

@@ -2,7 +2,6 @@ import CourierCore
 import CourierTesting
 import Foundation
 import Synchronization
-import Testing
 
 /// Records strings from concurrent code, in order.
 final class Recorder: Sendable {
@@ -32,17 +31,4 @@ func stubClient(
   Client(
     baseURL: testBase, transport: stub, middleware: middleware, pipeline: pipeline,
     locale: locale)
-}
-
-/// Runs `body` and returns the `CourierError` it throws, or `nil` when it throws nothing.
-func courierError<T>(_ body: () async throws -> T) async -> CourierError? {
-  do {
-    _ = try await body()
-    return nil
-  } catch let error as CourierError {
-    return error
-  } catch {
-    Issue.record("expected a CourierError, got \(type(of: error)): \(error)")
-    return nil
-  }
 }

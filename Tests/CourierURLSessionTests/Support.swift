@@ -1,7 +1,6 @@
 import Courier
 import CourierTesting
 import Foundation
-import Testing
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking
@@ -25,19 +24,6 @@ struct WireFixture {
     client = Client(
       baseURL: server.baseURL, transport: URLSessionTransport(configuration: configuration),
       pipeline: pipeline, locale: locale)
-  }
-}
-
-/// Runs `body` and returns the `CourierError` it throws, or `nil` when it throws nothing.
-func courierError<T>(_ body: () async throws -> T) async -> CourierError? {
-  do {
-    _ = try await body()
-    return nil
-  } catch let error as CourierError {
-    return error
-  } catch {
-    Issue.record("expected a CourierError, got \(type(of: error)): \(error)")
-    return nil
   }
 }
 
