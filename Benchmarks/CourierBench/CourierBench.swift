@@ -99,11 +99,15 @@ enum Measure {
 // MARK: - 1. Chain overhead
 
 enum ChainBenchmark {
+  /// Answers at once. It ends by itself, so it may say it observes `cancelAll()`; with
+  /// `observes == false` the client runs each attempt in a child task instead.
   struct ImmediateTransport: Transport {
     let status: Int
+    var observes = true
     func send(_ request: Request) async throws -> Response {
       Response(status: status, request: request)
     }
+    var observesRequestCancellation: Bool { observes }
   }
 
   struct PassThrough: Middleware {
@@ -118,10 +122,17 @@ enum ChainBenchmark {
     let bare = Client(baseURL: URL(string: "http://127.0.0.1/")!, transport: transport)
     let endpoint = Endpoint<Void>(.get, "item")
     let six = Client(transport: transport, middleware: Array(repeating: PassThrough(), count: 6))
+    let unobserving = Client(transport: ImmediateTransport(status: 204, observes: false))
     let variants: [(String, () async throws -> Void)] = [
       ("transport.send, no client", { _ = try await transport.send(request) }),
       ("Client, 0 middleware", { _ = try await bare.send(request) }),
       ("Client, 6 middleware", { _ = try await six.send(request) }),
+      (
+        "Client, 0 middleware, transport that only knows Task cancellation",
+        {
+          _ = try await unobserving.send(request)
+        }
+      ),
       (
         "Client, 0 middleware, Endpoint<Void> (URL build + pipeline)",
         {
