@@ -146,7 +146,7 @@ enum ChainBenchmark {
         results[index].append(try await Measure.run(iterations, variant.1))
       }
     }
-    print("## Chain overhead (\(iterations) requests x 5 rounds, median)")
+    print("### Chain overhead (\(iterations) requests x 5 rounds, median)\n")
     print("| variant | ns/request | allocations/request |")
     print("| --- | ---: | ---: |")
     for (index, variant) in variants.enumerated() {
@@ -158,7 +158,7 @@ enum ChainBenchmark {
     let perMiddleware =
       (Measure.median(results[2].map(\.nanoseconds))
         - Measure.median(results[1].map(\.nanoseconds))) / 6
-    print("Per middleware: \(Measure.format(perMiddleware)) ns")
+    print("\nPer middleware: \(Measure.format(perMiddleware)) ns")
   }
 }
 
@@ -257,8 +257,8 @@ enum EndToEndBenchmark {
     }
     let overall = totals.map { Double(rounds) * 1e9 / $0 }
     print(
-      "## End to end: GET + decode of a \(body.utf8.count)-byte JSON body from MockServer on"
-        + " loopback (\(rounds) rotating rounds x \(requestsPerRound) sequential requests)")
+      "### End to end: GET + decode of a \(body.utf8.count)-byte JSON body from MockServer on"
+        + " loopback (\(rounds) rotating rounds x \(requestsPerRound) sequential requests)\n")
     print(
       "| client | req/s | median round req/s | ratio to row 1 |"
         + " process CPU µs/request | allocations/request |")
@@ -276,9 +276,9 @@ enum EndToEndBenchmark {
       return "\(Measure.format(overall[a] / overall[b], decimals: 3)) (median per round "
         + "\(Measure.format(Measure.median(perRound), decimals: 3)))"
     }
-    print("Courier / plain URLSession, each as shipped (row 2 / row 1): \(ratio(1, 0))")
-    print("Courier / plain URLSession, same configuration (row 2 / row 3): \(ratio(1, 2))")
-    print("Courier / plain URLSession, same configuration (row 4 / row 1): \(ratio(3, 0))")
+    print("\nCourier / plain URLSession, each as shipped (row 2 / row 1): \(ratio(1, 0))  ")
+    print("Courier / plain URLSession, same configuration (row 2 / row 3): \(ratio(1, 2))  ")
+    print("Courier / plain URLSession, same configuration (row 4 / row 1): \(ratio(3, 0))  ")
     print("Noise control (row 5 / row 1): \(ratio(4, 0))")
   }
 }
@@ -342,8 +342,8 @@ enum EnvelopeBenchmark {
       }
     }
     print(
-      "## Envelope: \(body.count)-byte body, \(payload.count)-byte payload"
-        + " (\(iterations) decodes x 5 rounds, median)")
+      "### Envelope: \(body.count)-byte body, \(payload.count)-byte payload"
+        + " (\(iterations) decodes x 5 rounds, median)\n")
     print("| variant | ns/decode | allocations/decode | ratio to plain |")
     print("| --- | ---: | ---: | ---: |")
     let baseline = Measure.median(results[0].map(\.nanoseconds))
