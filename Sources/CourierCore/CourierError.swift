@@ -179,14 +179,22 @@ extension CourierError: CustomDebugStringConvertible {
     return parts.joined(separator: "; ")
   }
 
-  /// The URL without its query, which may hold credentials.
+  /// The URL with query values and user info replaced by `***`: names stay readable, values
+  /// (which may be tokens or keys) do not.
   static func redactedURL(_ url: URL) -> String {
     guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
       return "<url>"
     }
-    if components.query != nil { components.query = "…" }
-    components.user = nil
-    components.password = nil
+    if let query = components.percentEncodedQuery {
+      components.percentEncodedQuery = query.split(separator: "&", omittingEmptySubsequences: false)
+        .map { item in
+          guard let equals = item.firstIndex(of: "=") else { return String(item) }
+          return item[..<equals] + "=***"
+        }
+        .joined(separator: "&")
+    }
+    if components.user != nil { components.user = "***" }
+    if components.password != nil { components.password = "***" }
     return components.string ?? "<url>"
   }
 

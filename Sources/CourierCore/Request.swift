@@ -44,6 +44,7 @@ public struct Request: Sendable {
 }
 
 extension Request: CustomStringConvertible {
-  /// `METHOD url` without headers or body, safe to log as long as the URL holds no secret.
-  public var description: String { "\(method) \(url.absoluteString)" }
+  /// `METHOD url` without headers, body, query values or user info, which may hold
+  /// credentials: safe to log.
+  public var description: String { "\(method) \(CourierError.redactedURL(url))" }
 }

@@ -92,6 +92,14 @@ struct ReasonTests {
     #expect(text.contains("stage: status"))
     #expect(text.contains("status: 500"))
     #expect(!text.contains("s3cr3t"))
+    #expect(text.contains("token=***"))
+  }
+
+  @Test("a request's description hides query values and user info")
+  func requestDescriptionRedacts() throws {
+    let url = try #require(URL(string: "https://user:pw@api.test/v1/x?token=s3cr3t&page=2&flag"))
+    let text = Request(method: .post, url: url).description
+    #expect(text == "POST https://***:***@api.test/v1/x?token=***&page=***&flag")
   }
 
   @Test("one reason can be overridden; other keys and locales are untouched")
