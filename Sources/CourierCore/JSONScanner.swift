@@ -5,8 +5,9 @@ import Foundation
 ///
 /// The business envelope check uses it to read `code` and `msg` and to find the byte range of
 /// `data`, so that `JSONDecoder` parses the payload once instead of the whole body twice.
-/// Every byte of the document is checked against the JSON grammar (RFC 8259) on the way,
-/// nesting is limited to ``maximumDepth``, and no value is copied.
+/// Every byte of the document is checked against the JSON grammar (RFC 8259, plus the
+/// trailing commas Foundation's own parser accepts, so the two agree) on the way, nesting is
+/// limited to ``maximumDepth``, and no value is copied.
 enum JSONScanner {
   /// Why a scan failed, for developer messages.
   struct Failure: Error, CustomStringConvertible {
@@ -148,7 +149,13 @@ enum JSONScanner {
         }
         skipWhitespace()
         switch peek() {
-        case UInt8(ascii: ","): offset += 1
+        case UInt8(ascii: ","):
+          offset += 1
+          skipWhitespace()
+          if peek() == UInt8(ascii: "}") {  // a trailing comma, as Foundation's parser allows
+            offset += 1
+            return
+          }
         case UInt8(ascii: "}"):
           offset += 1
           return
@@ -193,7 +200,13 @@ enum JSONScanner {
           try skipValue(depth: depth + 1)
           skipWhitespace()
           switch peek() {
-          case UInt8(ascii: ","): offset += 1
+          case UInt8(ascii: ","):
+            offset += 1
+            skipWhitespace()
+            if peek() == UInt8(ascii: "]") {  // a trailing comma, as Foundation's parser allows
+              offset += 1
+              return
+            }
           case UInt8(ascii: "]"):
             offset += 1
             return
