@@ -31,6 +31,11 @@ public struct URLSessionTransport: Transport {
   /// The session every request is sent with.
   public let session: URLSession
 
+  #if canImport(FoundationNetworking)
+    /// Reusable markers that let `cancelAll()` find an attempt's URLSession task.
+    private let markers = MarkerPool()
+  #endif
+
   /// Creates a transport with its own session.
   ///
   /// - Parameter configuration: Copied when the session is created; default
@@ -71,7 +76,7 @@ public struct URLSessionTransport: Transport {
         // reach them through Task cancellation. The async URLSession calls are the cheapest on
         // Linux (completion handlers cost an extra queue hop, ~50 µs CPU a request), but hide
         // the URLSessionTask; a marker on the request lets a cancellation find it.
-        let attempt = MarkedAttempt(session: session, url: request.url)
+        let attempt = MarkedAttempt(session: session, host: request.url.host, pool: markers)
         urlRequest.mainDocumentURL = attempt.marker
         let token = RequestCancellation.current
         let handler = token?.addHandler { attempt.cancel() }
@@ -148,32 +153,51 @@ public struct URLSessionTransport: Transport {
 #if canImport(FoundationNetworking)
   /// Finds and cancels the URLSession task of one attempt from outside the sending task.
   ///
-  /// The attempt's `URLRequest` carries a unique `mainDocumentURL` (same scheme and host as
-  /// the request, so cookie policies that compare the main document's domain are unaffected);
-  /// `cancel()` looks the task up with `getAllTasks` and cancels it, looking again every
-  /// millisecond (for at most a second) while the task has not been registered yet and the
-  /// attempt has not finished.
+  /// The attempt's `URLRequest` carries a `mainDocumentURL` no other attempt in flight on the
+  /// session carries (`http://<host>/#courier-attempt-N`: the request's own host, so cookie
+  /// policies that compare the main document's domain are unaffected). `cancel()` looks the
+  /// task up with `getAllTasks` and cancels it, looking again every millisecond (for at most a
+  /// second) while the task is not registered yet and the attempt has not finished.
+  ///
+  /// Markers come from a ``MarkerPool`` and go back to it when the attempt finishes, because
+  /// parsing a new URL for every request costs about 1% of a loopback request. A marker that
+  /// a cancellation looked up is never reused, so a late lookup cannot find a later attempt.
   private final class MarkedAttempt: Sendable {
-    private static let counter = Atomic<UInt64>(0)
+    private struct State {
+      var finished = false
+      var lookedUp = false
+    }
 
     let session: URLSession
     let marker: URL?
-    private let finished = Mutex(false)
+    private let host: String
+    private let pool: MarkerPool
+    private let state = Mutex(State())
 
-    init(session: URLSession, url: URL) {
+    init(session: URLSession, host: String?, pool: MarkerPool) {
       self.session = session
-      let id = Self.counter.wrappingAdd(1, ordering: .relaxed).newValue
-      let scheme = url.scheme ?? "http"
-      let host = url.host ?? "localhost"
-      self.marker = URL(string: "\(scheme)://\(host)/#courier-attempt-\(id)")
+      self.host = host ?? "localhost"
+      self.pool = pool
+      self.marker = pool.take(host: self.host)
     }
 
+    /// Ends the attempt; its marker goes back to the pool unless a lookup used it.
     func finish() {
-      finished.withLock { $0 = true }
+      let reusable = state.withLock { state in
+        state.finished = true
+        return !state.lookedUp
+      }
+      if reusable, let marker { pool.give(marker, host: host) }
     }
 
     func cancel(triesLeft: Int = 1000) {
-      guard let marker, !finished.withLock({ $0 }) else { return }
+      guard let marker else { return }
+      let active = state.withLock { state in
+        guard !state.finished else { return false }
+        state.lookedUp = true
+        return true
+      }
+      guard active else { return }
       session.getAllTasks { [self] tasks in
         if let task = tasks.first(where: { $0.originalRequest?.mainDocumentURL == marker }) {
           task.cancel()
@@ -182,6 +206,33 @@ public struct URLSessionTransport: Transport {
             self.cancel(triesLeft: triesLeft - 1)
           }
         }
+      }
+    }
+  }
+
+  /// Marker URLs by host, free for the next attempt. Holds at most 64 per host (the most
+  /// attempts a session is likely to have in flight to one host); more are simply dropped.
+  private final class MarkerPool: Sendable {
+    private struct State {
+      var nextID: UInt64 = 0
+      var free: [String: [URL]] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    func take(host: String) -> URL? {
+      let taken = state.withLock { state -> (reused: URL?, newID: UInt64) in
+        if let url = state.free[host]?.popLast() { return (url, 0) }
+        state.nextID &+= 1
+        return (nil, state.nextID)
+      }
+      if let url = taken.reused { return url }
+      return URL(string: "http://\(host)/#courier-attempt-\(taken.newID)")
+    }
+
+    func give(_ url: URL, host: String) {
+      state.withLock { state in
+        if state.free[host, default: []].count < 64 { state.free[host, default: []].append(url) }
       }
     }
   }
