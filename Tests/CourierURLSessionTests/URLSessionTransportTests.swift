@@ -209,4 +209,41 @@ struct URLSessionTransportTests {
       #expect(await courierError { try await task.value }?.kind == .cancelled)
     }
   }
+
+  @Test("cancelling one client's request leaves another request on the same session running")
+  func cancelsOnlyTheMarkedTask() async throws {
+    struct ViaInner: Middleware {
+      let inner: Client
+      func intercept(_ request: Request, next: Next) async throws -> Response {
+        try await inner.send(request)
+      }
+    }
+    let server = try MockServer()
+    defer { server.shutdown() }
+    server.setDispatcher { request in
+      request.path == "/slow"
+        ? MockResponse(status: 200, body: Data("slow".utf8), delay: .milliseconds(500))
+        : MockResponse(fault: .hang)
+    }
+    let shared = URLSessionTransport()
+    let inner = Client(baseURL: server.baseURL, transport: shared)
+    let outer = Client(
+      baseURL: server.baseURL, transport: StubTransport(), middleware: [ViaInner(inner: inner)])
+    // Warm the marker pool so the two attempts below reuse markers of earlier ones.
+    server.enqueue(.text("a"))
+    server.enqueue(.text("b"))
+    _ = try await inner.send(Endpoint<String>(.get, "warm"))
+    _ = try await inner.send(Endpoint<String>(.get, "warm"))
+    _ = try await server.takeRequest()
+    _ = try await server.takeRequest()
+
+    let survivor = Task { try await inner.send(Endpoint<String>(.get, "slow")) }
+    let doomed = Task { try await outer.send(Endpoint<Data>(.get, "hang")) }
+    var paths: Set<String> = []
+    for _ in 0..<2 { paths.insert(try await server.takeRequest().path) }
+    #expect(paths == ["/slow", "/hang"])
+    #expect(outer.cancelAll() == 1)
+    #expect(await courierError { try await doomed.value }?.kind == .cancelled)
+    #expect(try await survivor.value == "slow")
+  }
 }
