@@ -147,20 +147,28 @@ enum JSONScanner {
         for entry in matches where entry.components.count == 1 && found[entry.index] == nil {
           found[entry.index] = valueStart..<offset
         }
+        if try closesContainer(UInt8(ascii: "}"), in: "an object") { return }
+      }
+    }
+
+    /// After a member or element: consumes `,` and returns `false` when another one follows,
+    /// or consumes the closing byte (after an optional trailing comma, which Foundation's
+    /// parser allows) and returns `true`.
+    mutating func closesContainer(_ closing: UInt8, in container: String) throws -> Bool {
+      skipWhitespace()
+      switch peek() {
+      case UInt8(ascii: ","):
+        offset += 1
         skipWhitespace()
-        switch peek() {
-        case UInt8(ascii: ","):
-          offset += 1
-          skipWhitespace()
-          if peek() == UInt8(ascii: "}") {  // a trailing comma, as Foundation's parser allows
-            offset += 1
-            return
-          }
-        case UInt8(ascii: "}"):
-          offset += 1
-          return
-        default: throw failure("expected ',' or '}' in an object")
-        }
+        guard peek() == closing else { return false }
+        offset += 1
+        return true
+      case closing:
+        offset += 1
+        return true
+      default:
+        throw failure(
+          "expected ',' or '\(Character(Unicode.Scalar(closing)))' in \(container)")
       }
     }
 
@@ -196,23 +204,9 @@ enum JSONScanner {
           offset += 1
           return
         }
-        while true {
+        repeat {
           try skipValue(depth: depth + 1)
-          skipWhitespace()
-          switch peek() {
-          case UInt8(ascii: ","):
-            offset += 1
-            skipWhitespace()
-            if peek() == UInt8(ascii: "]") {  // a trailing comma, as Foundation's parser allows
-              offset += 1
-              return
-            }
-          case UInt8(ascii: "]"):
-            offset += 1
-            return
-          default: throw failure("expected ',' or ']' in an array")
-          }
-        }
+        } while try !closesContainer(UInt8(ascii: "]"), in: "an array")
       case UInt8(ascii: "\""):
         _ = try skipString()
       case UInt8(ascii: "t"): try skipLiteral("true")
