@@ -101,7 +101,7 @@ enum URLBuilder {
     }
     var output = [UInt8]()
     output.reserveCapacity(utf8.count + 16)
-    var used = 0
+    var usedNames = Set<String>()
     var index = utf8.startIndex
     while index < utf8.endIndex {
       let byte = utf8[index]
@@ -121,7 +121,7 @@ enum URLBuilder {
           throw invalid("path parameter \(name.debugDescription) is empty")
         }
         PercentEncoding.append(value, to: &output, keeping: .unreserved)
-        used += 1
+        usedNames.insert(name)
         index = utf8.index(after: close)
         continue
       case UInt8(ascii: "}"):
@@ -150,24 +150,12 @@ enum URLBuilder {
       }
       index = utf8.index(after: index)
     }
-    if used < parameters.count {
-      // Some parameter was not used (each use of a name counts, so compare names).
-      let usedNames = Set(Self.parameterNames(in: template))
-      if let name = parameters.keys.sorted().first(where: { !usedNames.contains($0) }) {
-        throw invalid("path parameter \(name.debugDescription) is not used by the template")
-      }
+    if usedNames.count < parameters.count,
+      let name = parameters.keys.sorted().first(where: { !usedNames.contains($0) })
+    {
+      throw invalid("path parameter \(name.debugDescription) is not used by the template")
     }
     return String(decoding: output, as: UTF8.self)
-  }
-
-  private static func parameterNames(in template: String) -> [String] {
-    var names: [String] = []
-    var rest = template[...]
-    while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
-      names.append(String(rest[rest.index(after: open)..<close]))
-      rest = rest[rest.index(after: close)...]
-    }
-    return names
   }
 
   static func invalid(_ message: String) -> CourierError {

@@ -35,6 +35,12 @@ struct EndpointTests {
     #expect(url == "https://api.example.test/v1/user/check/\(encoded)")
   }
 
+  @Test("a parameter may appear twice in the template")
+  func repeatedParameter() async throws {
+    let endpoint = Endpoint<Data>(.get, "a/{id}/b/{id}").parameter("id", "x y")
+    #expect(try await sentURL(endpoint) == "https://api.example.test/v1/a/x%20y/b/x%20y")
+  }
+
   @Test("several parameters and non-string values")
   func severalParameters() async throws {
     let endpoint = Endpoint<Data>(.get, "/users/{id}/posts/{post}")
@@ -94,6 +100,7 @@ struct EndpointTests {
     arguments: [
       (Endpoint<Data>(.get, "user/{id}"), "has no value"),
       (Endpoint<Data>(.get, "user").parameter("id", 1), "not used"),
+      (Endpoint<Data>(.get, "a/{id}/b/{id}").parameter("id", 1).parameter("extra", 2), "not used"),
       (Endpoint<Data>(.get, "user/{id}").parameter("id", ""), "is empty"),
       (Endpoint<Data>(.get, "user/{id").parameter("id", 1), "unclosed"),
       (Endpoint<Data>(.get, "user/{}"), "empty or nested"),
