@@ -24,18 +24,21 @@ import Foundation
 /// ``CourierError/Kind/decoding`` errors.
 public struct EnvelopeRule: Sendable {
   /// The dotted path of the business code, such as `"code"` or `"meta.status"`.
-  public var codePath: String
+  public var codePath: String { didSet { splitPaths() } }
   /// The codes that mean success.
   public var successCodes: [EnvelopeCode]
   /// Paths of the message, tried in order; the first string present wins.
-  public var messagePaths: [String]
+  public var messagePaths: [String] { didSet { splitPaths() } }
   /// The path of the payload to decode, or `nil` to decode the whole body.
-  public var payloadPath: String?
+  public var payloadPath: String? { didSet { splitPaths() } }
   /// Whether a string code may match a number success value with the same text and the
   /// other way round (`"0"` matches `0`). Default `false`.
   public var matchesAcrossTypes: Bool
 
   private var evaluator: (@Sendable (Response) throws -> EnvelopeVerdict)?
+  /// The code, message and payload paths split at dots once, not on every response: code
+  /// first, then the messages, then the payload when there is one.
+  private var keyPaths: [[Substring]] = []
 
   /// Creates a rule from paths and success codes.
   public init(
@@ -47,6 +50,12 @@ public struct EnvelopeRule: Sendable {
     self.messagePaths = message
     self.payloadPath = payload
     self.matchesAcrossTypes = matchesAcrossTypes
+    splitPaths()
+  }
+
+  private mutating func splitPaths() {
+    let split = { (path: String) in path.split(separator: ".", omittingEmptySubsequences: false) }
+    keyPaths = [split(codePath)] + messagePaths.map(split) + (payloadPath.map { [split($0)] } ?? [])
   }
 
   /// `{"code": 0, "msg": "…", "data": …}`: success when `code` is `0`; the message is `msg` or
@@ -83,12 +92,9 @@ public struct EnvelopeRule: Sendable {
   public func evaluate(_ response: Response) throws -> EnvelopeVerdict {
     if let evaluator { return try evaluator(response) }
     let body = response.body
-    let split = { (path: String) in path.split(separator: ".", omittingEmptySubsequences: false) }
-    var paths = [split(codePath)] + messagePaths.map(split)
-    if let payloadPath { paths.append(split(payloadPath)) }
     let ranges: [Range<Int>?]
     do {
-      ranges = try JSONScanner.locate(paths, in: body)
+      ranges = try JSONScanner.locate(keyPaths, in: body)
     } catch {
       throw Self.malformed("body is not a JSON envelope: \(error)")
     }
