@@ -26,12 +26,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
     /// - Throws: ``CourierError`` of kind ``CourierError/Kind/invalidRequest`` for an empty
     ///   name or one with a character a token may not hold (space, colon, CR, LF, …).
     public init(_ rawName: String) throws {
-      guard HTTPToken.isValid(rawName) else {
-        throw CourierError(
-          kind: .invalidRequest,
-          debugMessage: "header name \(rawName.debugDescription) is not a valid token")
-      }
-      self.init(unchecked: rawName)
+      self.init(unchecked: try HTTPToken.checked(rawName, as: "header name"))
     }
 
     init(unchecked rawName: String) {
@@ -143,7 +138,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
   /// - Throws: ``CourierError`` of kind ``CourierError/Kind/invalidRequest`` when the value
   ///   holds CR, LF, NUL or another control character.
   public mutating func add(_ name: Name, _ value: String) throws {
-    fields.append(Field(name: name, value: try Self.validatedValue(value, for: name)))
+    fields.append(Field(name: name, value: try Self.validatedValue(value, forName: name.rawName)))
   }
 
   /// Appends a value for the header named `name`, keeping any values already there.
@@ -159,7 +154,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
   /// - Throws: ``CourierError`` of kind ``CourierError/Kind/invalidRequest`` for an invalid
   ///   value; the list is unchanged then.
   public mutating func set(_ name: Name, _ value: String) throws {
-    let field = Field(name: name, value: try Self.validatedValue(value, for: name))
+    let field = Field(name: name, value: try Self.validatedValue(value, forName: name.rawName))
     if let first = fields.firstIndex(where: { $0.name == name }) {
       fields[first] = field
       var index = fields.index(after: first)
@@ -230,10 +225,6 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
     guard HTTPToken.isValid(name), let value = try? Self.validatedValue(value, forName: name)
     else { return }
     stored.append(Field(name: Name(unchecked: name), value: value))
-  }
-
-  private static func validatedValue(_ value: String, for name: Name) throws -> String {
-    try validatedValue(value, forName: name.rawName)
   }
 
   /// Trims optional white space and rejects control characters (RFC 9110 §5.5).

@@ -14,12 +14,7 @@ public struct HTTPMethod: Hashable, Sendable, CustomStringConvertible {
   /// - Throws: ``CourierError`` of kind ``CourierError/Kind/invalidRequest`` when the token is
   ///   empty or holds a character a token may not contain.
   public init(_ rawValue: String) throws {
-    guard HTTPToken.isValid(rawValue) else {
-      throw CourierError(
-        kind: .invalidRequest,
-        debugMessage: "HTTP method \(rawValue.debugDescription) is not a valid token")
-    }
-    self.rawValue = rawValue
+    self.rawValue = try HTTPToken.checked(rawValue, as: "HTTP method")
   }
 
   private init(known rawValue: String) {
@@ -64,6 +59,16 @@ enum HTTPToken {
   static func isValid(_ string: String) -> Bool {
     guard !string.isEmpty else { return false }
     return string.utf8.allSatisfy(isTokenByte)
+  }
+
+  /// `string` when it is a token; otherwise an `invalidRequest` error naming `what` it was.
+  static func checked(_ string: String, as what: String) throws -> String {
+    guard isValid(string) else {
+      throw CourierError(
+        kind: .invalidRequest,
+        debugMessage: "\(what) \(string.debugDescription) is not a valid token")
+    }
+    return string
   }
 
   /// Whether one byte may appear in a token.
