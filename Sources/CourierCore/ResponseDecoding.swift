@@ -23,12 +23,13 @@ extension ResponseDecoding where Value: Decodable {
   /// An empty payload, a missing key and `null` decode as `nil` when `Value` is optional and
   /// fail with ``CourierError/Kind/decoding`` otherwise.
   public static func json(at keyPath: String? = nil) -> Self {
-    Self { context, decoder in
+    // Split once, when the endpoint is made, not for every response.
+    let path = keyPath?.split(separator: ".", omittingEmptySubsequences: false)
+    return Self { context, decoder in
       try context.checkDecodableSize()
       var payload = context.payload
       var missing = context.payloadIsMissing
-      if let keyPath, !missing {
-        let path = keyPath.split(separator: ".", omittingEmptySubsequences: false)
+      if let path, !missing {
         do {
           if let range = try JSONScanner.locate([path], in: payload)[0] {
             payload = payload[range]
