@@ -1,3 +1,5 @@
+import CourierCore
+
 /// One HTTP header field: a name and a value, kept exactly as sent or as configured.
 ///
 /// Header lists are ordered arrays of `MockHeader` rather than dictionaries, so repeated
@@ -35,15 +37,9 @@ func asciiCaseInsensitiveEquals(_ lhs: String, _ rhs: String) -> Bool {
     case (nil, nil):
       return true
     case (let a?, let b?):
-      if asciiLowercase(a) != asciiLowercase(b) { return false }
+      if ASCII.lowercased(a) != ASCII.lowercased(b) { return false }
     default:
       return false
     }
   }
-}
-
-/// Lower-cases one ASCII letter byte; other bytes are returned unchanged.
-@inline(__always)
-func asciiLowercase(_ byte: UInt8) -> UInt8 {
-  byte &- 65 < 26 ? byte | 0x20 : byte
 }

@@ -1,3 +1,4 @@
+import CourierCore
 import Foundation
 
 #if canImport(Glibc)
@@ -174,15 +175,11 @@ struct RequestReader {
     var value = 0
     var digits = 0
     for byte in line {
-      let digit: Int
-      switch byte {
-      case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = Int(byte &- UInt8(ascii: "0"))
-      case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = Int(byte &- UInt8(ascii: "a")) + 10
-      case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = Int(byte &- UInt8(ascii: "A")) + 10
-      case UInt8(ascii: ";"), UInt8(ascii: " "), UInt8(ascii: "\t"):
-        return digits > 0 ? value : nil
-      default:
-        return nil
+      guard let digit = ASCII.hexValue(byte).map(Int.init) else {
+        let endsDigits =
+          byte == UInt8(ascii: ";") || byte == UInt8(ascii: " ")
+          || byte == UInt8(ascii: "\t")
+        return endsDigits && digits > 0 ? value : nil
       }
       digits += 1
       value = min(value * 16 + digit, maxBodyBytes + 1)
@@ -400,7 +397,7 @@ private struct HeadParser {
       var length = 0
       for index in element {
         let byte = bytes[index]
-        guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else {
+        guard ASCII.isDigit(byte) else {
           failure = .malformed
           return
         }
@@ -464,7 +461,7 @@ private struct HeadParser {
     guard range.count == lowercase.count else { return false }
     var other = 0
     for index in range {
-      if asciiLowercase(bytes[index]) != lowercase[other] { return false }
+      if ASCII.lowercased(bytes[index]) != lowercase[other] { return false }
       other += 1
     }
     return true

@@ -43,7 +43,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
 
     /// Hashes the ASCII-lower-cased bytes, without allocating.
     public func hash(into hasher: inout Hasher) {
-      for byte in rawName.utf8 { hasher.combine(Self.lower(byte)) }
+      for byte in rawName.utf8 { hasher.combine(ASCII.lowercased(byte)) }
       hasher.combine(0xFF as UInt8)
     }
 
@@ -52,12 +52,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
       let lhs = rawName.utf8
       let rhs = name.utf8
       guard lhs.count == rhs.count else { return false }
-      return zip(lhs, rhs).allSatisfy { Self.lower($0) == Self.lower($1) }
-    }
-
-    @inline(__always)
-    private static func lower(_ byte: UInt8) -> UInt8 {
-      byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+      return zip(lhs, rhs).allSatisfy { ASCII.lowercased($0) == ASCII.lowercased($1) }
     }
 
     /// `Accept`

@@ -235,7 +235,7 @@ enum JSONScanner {
           switch bytes[offset + 1] {
           case UInt8(ascii: "u"):
             guard offset + 5 < bytes.count,
-              (2...5).allSatisfy({ bytes[offset + $0].isHexDigit })
+              (2...5).allSatisfy({ ASCII.isHexDigit(bytes[offset + $0]) })
             else { throw failure("bad \\u escape") }
             offset += 6
           case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"),
@@ -266,36 +266,28 @@ enum JSONScanner {
     mutating func skipNumber() throws {
       let start = offset
       if peek() == UInt8(ascii: "-") { offset += 1 }
-      guard let first = peek(), first.isDigit else { throw failure("expected a digit") }
+      guard let first = peek(), ASCII.isDigit(first) else { throw failure("expected a digit") }
       offset += 1
       if first != UInt8(ascii: "0") { skipDigits() }
       if peek() == UInt8(ascii: ".") {
         offset += 1
-        guard peek()?.isDigit == true else { throw failure("expected a digit after '.'") }
+        guard peek().map(ASCII.isDigit) == true else { throw failure("expected a digit after '.'") }
         skipDigits()
       }
       if peek() == UInt8(ascii: "e") || peek() == UInt8(ascii: "E") {
         offset += 1
         if peek() == UInt8(ascii: "+") || peek() == UInt8(ascii: "-") { offset += 1 }
-        guard peek()?.isDigit == true else { throw failure("expected an exponent") }
+        guard peek().map(ASCII.isDigit) == true else { throw failure("expected an exponent") }
         skipDigits()
       }
-      if let next = peek(), next.isDigit || next == UInt8(ascii: "-") {
+      if let next = peek(), ASCII.isDigit(next) || next == UInt8(ascii: "-") {
         offset = start
         throw failure("malformed number")
       }
     }
 
     mutating func skipDigits() {
-      while let byte = peek(), byte.isDigit { offset += 1 }
+      while let byte = peek(), ASCII.isDigit(byte) { offset += 1 }
     }
-  }
-}
-
-extension UInt8 {
-  fileprivate var isDigit: Bool { self >= UInt8(ascii: "0") && self <= UInt8(ascii: "9") }
-  fileprivate var isHexDigit: Bool {
-    isDigit || (self >= UInt8(ascii: "a") && self <= UInt8(ascii: "f"))
-      || (self >= UInt8(ascii: "A") && self <= UInt8(ascii: "F"))
   }
 }

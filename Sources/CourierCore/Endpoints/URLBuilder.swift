@@ -1,20 +1,5 @@
 import Foundation
 
-/// One query parameter. Order is kept, names may repeat, and a `nil` value writes the name
-/// alone (`?flag`) while an empty value writes `?flag=`.
-public struct QueryItem: Sendable, Hashable {
-  /// The parameter name, unencoded.
-  public var name: String
-  /// The parameter value, unencoded; `nil` for a name with no `=`.
-  public var value: String?
-
-  /// Creates a query item from unencoded text.
-  public init(_ name: String, _ value: String?) {
-    self.name = name
-    self.value = value
-  }
-}
-
 /// Turns an endpoint's path template, parameters and query into a URL.
 ///
 /// Works on UTF-8 bytes with one output buffer, because it runs for every request: a template
@@ -85,7 +70,7 @@ enum URLBuilder {
   private static func isAbsolute(_ path: String) -> Bool {
     var utf8 = path.utf8.prefix(8).makeIterator()
     var lowered = [UInt8]()
-    while let byte = utf8.next() { lowered.append(byte | 0x20) }
+    while let byte = utf8.next() { lowered.append(ASCII.lowercased(byte)) }
     return lowered.starts(with: "http://".utf8) || lowered.starts(with: "https://".utf8)
   }
 
@@ -134,8 +119,8 @@ enum URLBuilder {
         let next = utf8.index(after: index)
         let isEscape =
           next < utf8.endIndex && utf8.index(after: next) < utf8.endIndex
-          && PercentEncoding.isHex(utf8[next])
-          && PercentEncoding.isHex(utf8[utf8.index(after: next)])
+          && ASCII.isHexDigit(utf8[next])
+          && ASCII.isHexDigit(utf8[utf8.index(after: next)])
         if isEscape {
           output.append(byte)
         } else {
@@ -160,82 +145,5 @@ enum URLBuilder {
 
   static func invalid(_ message: String) -> CourierError {
     CourierError(kind: .invalidRequest, debugMessage: message, stage: "request")
-  }
-}
-
-/// RFC 3986 percent-encoding with a choice of characters left as they are.
-enum PercentEncoding {
-  enum Kept {
-    /// `A-Z a-z 0-9 - . _ ~`: safe in any component. Used for parameter values and query
-    /// names and values, so `/ ? # & = + %` and spaces are always encoded.
-    case unreserved
-    /// `A-Z a-z 0-9 * - . _`, with space written as `+`: `application/x-www-form-urlencoded`.
-    case form
-  }
-
-  private static let hex = Array("0123456789ABCDEF".utf8)
-
-  static func encode(_ string: String, keeping kept: Kept) -> String {
-    var output = [UInt8]()
-    output.reserveCapacity(string.utf8.count)
-    append(string, to: &output, keeping: kept)
-    return String(decoding: output, as: UTF8.self)
-  }
-
-  static func append(_ string: String, to output: inout [UInt8], keeping kept: Kept) {
-    for byte in string.utf8 {
-      if isAlphanumeric(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
-        || byte == UInt8(ascii: "_")
-      {
-        output.append(byte)
-      } else if kept == .unreserved, byte == UInt8(ascii: "~") {
-        output.append(byte)
-      } else if kept == .form, byte == UInt8(ascii: "*") {
-        output.append(byte)
-      } else if kept == .form, byte == UInt8(ascii: " ") {
-        output.append(UInt8(ascii: "+"))
-      } else {
-        appendEscaped(byte, to: &output)
-      }
-    }
-  }
-
-  static func appendEscaped(_ byte: UInt8, to output: inout [UInt8]) {
-    output.append(UInt8(ascii: "%"))
-    output.append(hex[Int(byte >> 4)])
-    output.append(hex[Int(byte & 0x0F)])
-  }
-
-  static func isHex(_ byte: UInt8) -> Bool {
-    switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
-      UInt8(ascii: "A")...UInt8(ascii: "F"):
-      true
-    default: false
-    }
-  }
-
-  private static func isAlphanumeric(_ byte: UInt8) -> Bool {
-    switch byte {
-    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-      UInt8(ascii: "0")...UInt8(ascii: "9"):
-      true
-    default: false
-    }
-  }
-
-  /// Whether a literal template byte may stand in a path as it is: unreserved, sub-delims,
-  /// `:`, `@`, `/` (and `%`, which the caller checks starts an escape).
-  static func keepsInPath(_ byte: UInt8) -> Bool {
-    if isAlphanumeric(byte) { return true }
-    return switch byte {
-    case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"),
-      UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"),
-      UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"),
-      UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="), UInt8(ascii: ":"),
-      UInt8(ascii: "@"), UInt8(ascii: "/"):
-      true
-    default: false
-    }
   }
 }

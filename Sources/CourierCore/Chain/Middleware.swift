@@ -1,0 +1,42 @@
+/// One layer of a ``Client``'s request chain: sees each request on its way to the
+/// ``Transport`` and each response on its way back.
+///
+/// ## When to use it
+/// Anything that should apply to many endpoints belongs in middleware: default headers and
+/// auth, retry, timeouts, logging, compression, metrics, request signing. The chain is an
+/// onion: the first middleware in the client's list is the outermost, it sees the request
+/// first and the response last.
+///
+/// ## How it works
+/// ``intercept(_:next:)`` receives the request and a ``Next`` that runs the rest of the chain.
+/// A middleware may
+/// - change the request before calling `next`;
+/// - answer without calling `next` at all (a cache hit, a fail-fast check);
+/// - call `next` more than once (retry);
+/// - change the response, or throw.
+///
+/// The client composes the chain once, when it is created, so a middleware adds one function
+/// call per request and nothing else.
+///
+/// ## Writing your own
+/// ```swift
+/// struct UserAgentMiddleware: Middleware {
+///   let value: String
+///   func intercept(_ request: Request, next: Next) async throws -> Response {
+///     var request = request
+///     try request.headers.set(.userAgent, value)
+///     return try await next(request)
+///   }
+/// }
+///
+/// let client = Client(baseURL: base, transport: URLSessionTransport(),
+///                     middleware: [UserAgentMiddleware(value: "MyApp/1.0")])
+/// ```
+/// Errors a middleware throws leave the client as ``CourierError``; a plain `Error` becomes
+/// kind ``CourierError/Kind/transport`` with ``CourierError/stage`` naming the middleware, so
+/// throw a ``CourierError`` with the right kind when you know it. Middleware must be
+/// `Sendable`: keep mutable state behind a `Mutex` or in an actor.
+public protocol Middleware: Sendable {
+  /// Handles `request`, calling `next` zero or more times to run the rest of the chain.
+  func intercept(_ request: Request, next: Next) async throws -> Response
+}

@@ -1,0 +1,68 @@
+import Foundation
+
+/// The body of an ``Endpoint``, encoded when the request is built.
+public struct EndpointBody: Sendable {
+  private enum Storage: Sendable {
+    case none
+    case json(@Sendable (JSONEncoder) throws -> Data)
+    case form([(String, String)])
+    case data(Data, contentType: String)
+    case file(URL, contentType: String)
+  }
+
+  private let storage: Storage
+
+  /// No body.
+  public static let none = EndpointBody(storage: .none)
+
+  /// A JSON body, encoded with the endpoint's or client's `JSONEncoder`.
+  public static func json(_ value: some Encodable & Sendable) -> EndpointBody {
+    EndpointBody(storage: .json({ encoder in try encoder.encode(value) }))
+  }
+
+  /// An `application/x-www-form-urlencoded` body, fields in order.
+  public static func form(_ fields: [(String, String)]) -> EndpointBody {
+    EndpointBody(storage: .form(fields))
+  }
+
+  /// Raw bytes with a content type.
+  public static func data(_ data: Data, contentType: String) -> EndpointBody {
+    EndpointBody(storage: .data(data, contentType: contentType))
+  }
+
+  /// A file streamed from disk, with a content type.
+  public static func file(_ url: URL, contentType: String) -> EndpointBody {
+    EndpointBody(storage: .file(url, contentType: contentType))
+  }
+
+  /// The request body and its content type, or `nil` for no body.
+  func encoded(with encoder: JSONEncoder) throws -> (RequestBody, String?)? {
+    switch storage {
+    case .none:
+      return nil
+    case .json(let encode):
+      do {
+        return (.data(try encode(encoder)), "application/json")
+      } catch {
+        throw CourierError(
+          kind: .invalidRequest, debugMessage: "JSON body could not be encoded",
+          underlying: error, stage: "request")
+      }
+    case .form(let fields):
+      let text = fields.map {
+        PercentEncoding.encode($0.0, keeping: .form) + "="
+          + PercentEncoding.encode($0.1, keeping: .form)
+      }.joined(separator: "&")
+      return (.data(Data(text.utf8)), "application/x-www-form-urlencoded; charset=utf-8")
+    case .data(let data, let contentType):
+      return (.data(data), contentType)
+    case .file(let url, let contentType):
+      guard url.isFileURL, FileManager.default.isReadableFile(atPath: url.path) else {
+        throw CourierError(
+          kind: .invalidRequest, debugMessage: "body file \(url.path) is not a readable file",
+          stage: "request")
+      }
+      return (.file(url), contentType)
+    }
+  }
+}

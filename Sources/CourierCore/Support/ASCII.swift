@@ -1,0 +1,44 @@
+/// Byte-level ASCII classes shared by the header, token, URL, JSON and HTTP parsers, so each
+/// rule is written once.
+///
+/// `package` so that `CourierTesting`'s HTTP parser uses the same definitions.
+package enum ASCII {
+  /// `0`–`9`.
+  @inline(__always)
+  package static func isDigit(_ byte: UInt8) -> Bool {
+    byte &- UInt8(ascii: "0") < 10
+  }
+
+  /// `0`–`9`, `a`–`f`, `A`–`F`.
+  @inline(__always)
+  package static func isHexDigit(_ byte: UInt8) -> Bool {
+    isDigit(byte) || (byte | 0x20) &- UInt8(ascii: "a") < 6
+  }
+
+  /// `a`–`z`, `A`–`Z`.
+  @inline(__always)
+  package static func isLetter(_ byte: UInt8) -> Bool {
+    (byte | 0x20) &- UInt8(ascii: "a") < 26
+  }
+
+  /// `a`–`z`, `A`–`Z`, `0`–`9`.
+  @inline(__always)
+  package static func isAlphanumeric(_ byte: UInt8) -> Bool {
+    isLetter(byte) || isDigit(byte)
+  }
+
+  /// The byte with `A`–`Z` lowered; every other byte unchanged.
+  @inline(__always)
+  package static func lowercased(_ byte: UInt8) -> UInt8 {
+    byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte
+  }
+
+  /// The value of a hexadecimal digit, or `nil`.
+  @inline(__always)
+  package static func hexValue(_ byte: UInt8) -> UInt8? {
+    if isDigit(byte) { return byte &- UInt8(ascii: "0") }
+    let lower = byte | 0x20
+    if lower &- UInt8(ascii: "a") < 6 { return lower &- UInt8(ascii: "a") &+ 10 }
+    return nil
+  }
+}
