@@ -41,7 +41,7 @@ let package = Package(
     ),
     .target(
       name: "CourierTesting",
-      dependencies: ["CourierCore", "CourierURLSession"],
+      dependencies: ["CourierCore"],
       swiftSettings: strictSettings
     ),
 

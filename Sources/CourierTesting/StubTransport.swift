@@ -1,11 +1,6 @@
 import CourierCore
-import CourierURLSession
 import Foundation
 import Synchronization
-
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
 
 /// A ``Transport`` for tests that answers from scripted responses and records every request.
 ///
@@ -19,7 +14,7 @@ import Synchronization
 /// let stub = StubTransport()
 /// stub.on(.get, "user/{id}", .json(#"{"code":0,"data":{"name":"Li"}}"#))
 /// stub.enqueue(.status(503), .json("{}"))     // first call 503, second 200
-/// stub.enqueue(.failure(URLError(.timedOut)))
+/// stub.enqueue(.failure(.timedOut))              // fail as a transport would
 ///
 /// let client = Client(baseURL: URL(string: "https://api.test/")!, transport: stub)
 /// _ = try await client.send(Endpoint<User>(.get, "user/{id}").parameter("id", 7))
@@ -39,6 +34,7 @@ public final class StubTransport: Transport {
     var routes: [Route] = []
     var queue: [StubResponse] = []
     var requests: [Request] = []
+    var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
   }
 
   private let state = Mutex(State())
@@ -83,31 +79,58 @@ public final class StubTransport: Transport {
   /// Every request this transport received, in order.
   public var requests: [Request] { state.withLock { $0.requests } }
 
+  /// Returns once this transport has received at least `count` requests in all: the event to
+  /// wait on before cancelling or inspecting requests in flight, instead of polling
+  /// ``requests``. Give the test a time limit (`.timeLimit`) so a request that never comes
+  /// fails the test instead of hanging it.
+  ///
+  /// ```swift
+  /// let task = Task { try await client.send(Endpoint<Void>(.get, "slow")) }
+  /// await stub.waitForRequests(1)
+  /// client.cancelAll()
+  /// ```
+  public func waitForRequests(_ count: Int) async {
+    await withCheckedContinuation { continuation in
+      let ready = state.withLock { state in
+        guard state.requests.count < count else { return true }
+        state.waiters.append((count, continuation))
+        return false
+      }
+      if ready { continuation.resume() }
+    }
+  }
+
   /// Sends `request` by answering from the script.
   public func send(_ request: Request) async throws -> Response {
     try RequestCancellation.checkCancellation()
     let path = Self.segments(request.url.path)
-    let chosen: (@Sendable (Request) throws -> StubResponse)? = state.withLock { state in
+    typealias Responder = @Sendable (Request) throws -> StubResponse
+    let (chosen, ready) = state.withLock {
+      state -> (Responder?, [CheckedContinuation<Void, Never>]) in
       state.requests.append(request)
+      let received = state.requests.count
+      let ready = state.waiters.filter { $0.count <= received }.map(\.continuation)
+      state.waiters.removeAll { $0.count <= received }
       if let route = state.routes.first(where: {
         ($0.method == nil || $0.method == request.method) && Self.matches($0.pattern, path)
       }) {
-        return route.respond
+        return (route.respond, ready)
       }
       if !state.queue.isEmpty {
         let next = state.queue.removeFirst()
-        return { _ in next }
+        return ({ _ in next }, ready)
       }
-      return nil
+      return (nil, ready)
     }
+    for waiter in ready { waiter.resume() }
     let stub = try chosen?(request) ?? fallback
     if stub.delay > .zero {
       try await RequestCancellation.sleep(for: stub.delay, clock: clock)
     }
     if let error = stub.error {
-      // A scripted URLError fails the way URLSessionTransport would fail with it.
-      if error is URLError { throw URLErrorMapping.courierError(for: error, request: request) }
-      throw error
+      guard var failure = error as? CourierError else { throw error }
+      if failure.request == nil { failure.request = request }
+      throw failure
     }
     var headers = stub.headers
     if !stub.body.isEmpty, !headers.contains(.contentLength) {
@@ -181,8 +204,25 @@ public struct StubResponse: Sendable {
     StubResponse(status: status)
   }
 
-  /// Throws `error` instead of answering (a ``CourierError``, anything). A `URLError` is
-  /// mapped to a ``CourierError`` exactly as `URLSessionTransport` maps it.
+  /// Fails the attempt the way a transport does, with a ``CourierError`` of `kind` (for
+  /// example ``CourierError/Kind/timedOut`` or ``CourierError/Kind/connectionLost``).
+  ///
+  /// The stub does not know any production transport: to replay the exact error a transport
+  /// produces, build it there (for example with `URLErrorMapping.courierError(for:request:)`
+  /// from `CourierURLSession`) and pass it to ``failure(_:)-(any Error)``.
+  public static func failure(
+    _ kind: CourierError.Kind, _ debugMessage: String = ""
+  )
+    -> StubResponse
+  {
+    failure(
+      CourierError(
+        kind: kind, debugMessage: debugMessage.isEmpty ? "stubbed failure" : debugMessage,
+        attempts: 1, stage: "transport"))
+  }
+
+  /// Throws `error` instead of answering: a ``CourierError`` is thrown as it is (with the
+  /// request filled in), any other error reaches the client as that error.
   public static func failure(_ error: any Error) -> StubResponse {
     var response = StubResponse(status: 0)
     response.error = error

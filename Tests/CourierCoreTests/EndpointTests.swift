@@ -3,7 +3,7 @@ import CourierTesting
 import Foundation
 import Testing
 
-@Suite("Endpoint URLs, query and bodies")
+@Suite("Endpoint URLs, query and bodies", .timeLimit(.minutes(1)))
 struct EndpointTests {
   /// Sends `endpoint` through a client on a stub and returns the URL string that was sent.
   func sentURL<Value>(_ endpoint: Endpoint<Value>, base: URL? = testBase) async throws -> String {
@@ -26,7 +26,8 @@ struct EndpointTests {
       ("e\u{301}", "e%CC%81"),
       ("+86 138", "%2B86%20138"),
       ("a&b=c", "a%26b%3Dc"),
-      ("..", ".."),
+      ("...", "..."),
+      ("../x", "..%2Fx"),
       ("~user_1.x-y", "~user_1.x-y"),
     ])
   func pathEncoding(value: String, encoded: String) async throws {

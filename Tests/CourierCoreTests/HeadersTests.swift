@@ -1,7 +1,7 @@
 import CourierCore
 import Testing
 
-@Suite("HTTP headers")
+@Suite("HTTP headers", .timeLimit(.minutes(1)))
 struct HeadersTests {
   @Test(
     "values with CR, LF, NUL or other controls are rejected",

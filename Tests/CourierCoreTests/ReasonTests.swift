@@ -3,54 +3,50 @@ import CourierTesting
 import Foundation
 import Testing
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
 @Suite("Reasons for people, in English and Simplified Chinese")
 struct ReasonTests {
   /// One way to make each kind happen through a client, with its reasons.
   static let kinds: [(CourierError.Kind, StubResponse, String, String)] = [
     (
-      .notReachable, .failure(URLError(.notConnectedToInternet)),
+      .notReachable, .failure(.notReachable),
       "You seem to be offline. Check your network connection.", "您连接的网络不正常，请检查您的网络连接"
     ),
-    (.timedOut, .failure(URLError(.timedOut)), "The server took too long to respond.", "服务器连接超时"),
+    (.timedOut, .failure(.timedOut), "The server took too long to respond.", "服务器连接超时"),
     (
-      .cannotConnect, .failure(URLError(.cannotConnectToHost)),
+      .cannotConnect, .failure(.cannotConnect),
       "Could not connect to the server. Please try again later.", "无法连接到服务器，请稍后重试"
     ),
     (
-      .cannotFindHost, .failure(URLError(.cannotFindHost)),
+      .cannotFindHost, .failure(.cannotFindHost),
       "The server could not be found. Check your network connection.", "找不到服务器，请检查您的网络连接"
     ),
     (
-      .connectionLost, .failure(URLError(.networkConnectionLost)),
+      .connectionLost, .failure(.connectionLost),
       "The network connection was lost. Please try again.", "网络连接已断开，请重试"
     ),
     (
-      .secureConnectionFailed, .failure(URLError(.serverCertificateUntrusted)),
+      .secureConnectionFailed, .failure(.secureConnectionFailed),
       "A secure connection to the server could not be made.", "无法与服务器建立安全连接"
     ),
     (
-      .badResponse, .failure(URLError(.badServerResponse)),
+      .badResponse, .failure(.badResponse),
       "The server sent an invalid response.", "服务器返回了无效的响应"
     ),
     (
-      .corruptBody, .failure(URLError(.cannotDecodeContentData)),
+      .corruptBody, .failure(.corruptBody),
       "The data arrived damaged. Please try again.", "数据已损坏，请重试"
     ),
     (
-      .bodyTooLarge, .failure(URLError(.dataLengthExceedsMaximum)),
+      .bodyTooLarge, .failure(.bodyTooLarge),
       "The data is too large to handle.", "数据过大，无法处理"
     ),
-    (.cancelled, .failure(URLError(.cancelled)), "The request was cancelled.", "请求已取消"),
+    (.cancelled, .failure(.cancelled), "The request was cancelled.", "请求已取消"),
     (
-      .transport, .failure(URLError(.unknown)),
+      .transport, .failure(.transport),
       "A network error occurred. Please try again.", "网络错误，请重试"
     ),
     (
-      .invalidRequest, .failure(URLError(.unsupportedURL)),
+      .invalidRequest, .failure(.invalidRequest),
       "The app could not make this request. Please update the app or contact support.",
       "无法发起该请求，请更新应用或联系客服"
     ),
@@ -122,7 +118,7 @@ struct ReasonTests {
     reasons.add(["timedOut": "サーバーの応答がありません。"], locale: "ja")
     let client = Client(
       baseURL: testBase,
-      transport: StubTransport([.failure(URLError(.timedOut)), .status(404)]),
+      transport: StubTransport([.failure(.timedOut), .status(404)]),
       reasons: reasons, locale: "ja")
     let timedOut = await courierError { try await client.send(Endpoint<Void>(.get, "x")) }
     let notFound = await courierError { try await client.send(Endpoint<Void>(.get, "x")) }

@@ -4,11 +4,13 @@ enum Chain {
 
   /// Folds `middleware` from the innermost to the outermost around `transport`. Each layer
   /// wraps what it throws in a ``CourierError`` naming itself as the stage, unless an inner
-  /// layer already did.
+  /// layer already did. The innermost layer refuses any URL scheme but `http` and `https`
+  /// before the transport sees the request.
   static func compose(_ middleware: [any Middleware], around transport: any Transport) -> Handler {
     let observes = transport.observesRequestCancellation
     var handler: Handler = { request in
       do {
+        try URLBuilder.checkScheme(of: request.url)
         guard let token = RequestCancellation.current else {
           return try await transport.send(request)
         }
@@ -34,7 +36,9 @@ enum Chain {
         do {
           return try await layer.intercept(request, next: next)
         } catch {
-          throw CourierError(error, request: request, stage: stage)
+          // A middleware's own error is not a network failure: unless it says otherwise (a
+          // CourierError, a cancellation), it is kind `middleware`.
+          throw CourierError(error, request: request, stage: stage, otherwise: .middleware)
         }
       }
     }

@@ -136,7 +136,7 @@ public final class Client: Sendable {
     do {
       return try endpoint.makeRequest(base: base, encoder: encoder)
     } catch {
-      throw localized(CourierError(error, stage: "request"))
+      throw localized(CourierError(error, stage: "request", otherwise: .invalidRequest))
     }
   }
 

@@ -33,8 +33,9 @@
 ///                     middleware: [UserAgentMiddleware(value: "MyApp/1.0")])
 /// ```
 /// Errors a middleware throws leave the client as ``CourierError``; a plain `Error` becomes
-/// kind ``CourierError/Kind/transport`` with ``CourierError/stage`` naming the middleware, so
-/// throw a ``CourierError`` with the right kind when you know it. Middleware must be
+/// kind ``CourierError/Kind/middleware`` (not a network error) with ``CourierError/stage``
+/// naming the middleware and your error as ``CourierError/underlying``, so throw a
+/// ``CourierError`` with the right kind when you know it. Middleware must be
 /// `Sendable`: keep mutable state behind a `Mutex` or in an actor.
 public protocol Middleware: Sendable {
   /// Handles `request`, calling `next` zero or more times to run the rest of the chain.

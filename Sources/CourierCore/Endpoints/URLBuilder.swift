@@ -14,7 +14,9 @@ enum URLBuilder {
     init(_ url: URL) {
       self.url = url
       var text = url.absoluteString
-      if text.contains("?") || text.contains("#") {
+      if !URLBuilder.isHTTP(scheme: url.scheme) {
+        trimmed = .failure(URLBuilder.unsupportedScheme(url.scheme, what: "base URL"))
+      } else if text.contains("?") || text.contains("#") {
         trimmed = .failure(
           URLBuilder.invalid("base URL must not have a query or fragment; use query items"))
       } else {
@@ -67,11 +69,62 @@ enum URLBuilder {
     return url
   }
 
+  /// Whether `path` starts with `http://` or `https://`, in any case.
   private static func isAbsolute(_ path: String) -> Bool {
-    var utf8 = path.utf8.prefix(8).makeIterator()
-    var lowered = [UInt8]()
-    while let byte = utf8.next() { lowered.append(ASCII.lowercased(byte)) }
-    return lowered.starts(with: "http://".utf8) || lowered.starts(with: "https://".utf8)
+    guard let length = schemeLength(path.utf8) else { return false }
+    return isHTTP(scheme: path.utf8.prefix(length))
+  }
+
+  /// The length of the scheme when `text` starts with `scheme://` (RFC 3986 §3.1: a letter,
+  /// then letters, digits, `+`, `-`, `.`), else `nil`.
+  private static func schemeLength(_ text: String.UTF8View) -> Int? {
+    var length = 0
+    var index = text.startIndex
+    while index < text.endIndex {
+      let byte = text[index]
+      if byte == UInt8(ascii: ":") {
+        guard length > 0, text[index...].starts(with: "://".utf8) else { return nil }
+        return length
+      }
+      let allowed =
+        ASCII.isLetter(byte)
+        || (length > 0
+          && (ASCII.isDigit(byte) || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-")
+            || byte == UInt8(ascii: ".")))
+      guard allowed else { return nil }
+      length += 1
+      index = text.index(after: index)
+    }
+    return nil
+  }
+
+  /// Whether `scheme` is `http` or `https`, in any case.
+  static func isHTTP(scheme: some Collection<UInt8>) -> Bool {
+    guard scheme.count == 4 || scheme.count == 5 else { return false }
+    for (byte, expected) in zip(scheme, "https".utf8) where ASCII.lowercased(byte) != expected {
+      return false
+    }
+    return true
+  }
+
+  /// Whether `scheme` is `http` or `https`, in any case; `false` for `nil`.
+  static func isHTTP(scheme: String?) -> Bool {
+    guard let scheme else { return false }
+    return isHTTP(scheme: scheme.utf8)
+  }
+
+  /// Throws ``CourierError/Kind/invalidRequest`` unless `url` is `http` or `https`: Courier's
+  /// transports would otherwise hand an `ftp:` or `file:` URL to libcurl, which really tries.
+  static func checkScheme(of url: URL) throws {
+    guard isHTTP(scheme: url.scheme) else {
+      throw unsupportedScheme(url.scheme, what: "request URL")
+    }
+  }
+
+  private static func unsupportedScheme(_ scheme: String?, what: String) -> CourierError {
+    invalid(
+      "\(what) has scheme \((scheme ?? "none").debugDescription); only http and https are"
+        + " supported")
   }
 
   /// Replaces each `{name}` with its percent-encoded value and encodes literal text that may
@@ -83,6 +136,16 @@ enum URLBuilder {
       utf8.allSatisfy({ PercentEncoding.keepsInPath($0) && $0 != UInt8(ascii: "%") })
     {
       return template
+    }
+    // In an absolute template, the authority (`[::1]:8080`) is copied as written.
+    var authorityEnd = utf8.startIndex
+    if let schemeLength = schemeLength(utf8) {
+      let scheme = utf8.prefix(schemeLength)
+      guard isHTTP(scheme: scheme) else {
+        throw unsupportedScheme(String(decoding: scheme, as: UTF8.self), what: "path template")
+      }
+      let authorityStart = utf8.index(utf8.startIndex, offsetBy: schemeLength + 3)
+      authorityEnd = utf8[authorityStart...].firstIndex(of: UInt8(ascii: "/")) ?? utf8.endIndex
     }
     var output = [UInt8]()
     output.reserveCapacity(utf8.count + 16)
@@ -104,6 +167,14 @@ enum URLBuilder {
         }
         guard !value.isEmpty else {
           throw invalid("path parameter \(name.debugDescription) is empty")
+        }
+        // `.` and `..` would stay one segment only until a client or server removes dot
+        // segments (RFC 3986 §5.2.4; libcurl and most servers do, even for %2E%2E), so
+        // `users/{id}/sessions` with `..` would reach `/sessions`.
+        guard value != "." && value != ".." else {
+          throw invalid(
+            "path parameter \(name.debugDescription) is \(value.debugDescription), which would"
+              + " remove a path segment")
         }
         PercentEncoding.append(value, to: &output, keeping: .unreserved)
         usedNames.insert(name)
@@ -127,7 +198,9 @@ enum URLBuilder {
           PercentEncoding.appendEscaped(byte, to: &output)
         }
       default:
-        if PercentEncoding.keepsInPath(byte) {
+        let isIPLiteralBracket =
+          index < authorityEnd && (byte == UInt8(ascii: "[") || byte == UInt8(ascii: "]"))
+        if PercentEncoding.keepsInPath(byte) || isIPLiteralBracket {
           output.append(byte)
         } else {
           PercentEncoding.appendEscaped(byte, to: &output)

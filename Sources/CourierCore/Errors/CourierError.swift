@@ -67,6 +67,9 @@ public struct CourierError: Error, Sendable {
     public static let badResponse = Kind("badResponse")
     /// Any other transport failure.
     public static let transport = Kind("transport")
+    /// A middleware failed with an error of its own that is not a ``CourierError`` (a bug or
+    /// a local failure in app code, not the network).
+    public static let middleware = Kind("middleware")
   }
 
   /// What went wrong.
@@ -124,8 +127,15 @@ public struct CourierError: Error, Sendable {
 
   /// Wraps any error in a `CourierError`: a `CourierError` is returned as it is,
   /// `CancellationError` becomes ``Kind/cancelled``, a `DecodingError` ``Kind/decoding``,
-  /// an `EncodingError` ``Kind/invalidRequest``, anything else ``Kind/transport``.
-  public init(_ error: any Error, request: Request? = nil, stage: String? = nil) {
+  /// an `EncodingError` ``Kind/invalidRequest``, anything else `otherwise`.
+  ///
+  /// - Parameter otherwise: The kind for an error Courier does not know; default
+  ///   ``Kind/transport``. The client passes ``Kind/middleware`` for errors a middleware
+  ///   throws and ``Kind/badResponse`` for errors a ``ResponseStage`` throws.
+  public init(
+    _ error: any Error, request: Request? = nil, stage: String? = nil,
+    otherwise: Kind = .transport
+  ) {
     if let error = error as? CourierError {
       self = error
       if self.request == nil { self.request = request }
@@ -137,7 +147,7 @@ public struct CourierError: Error, Sendable {
       case is CancellationError: .cancelled
       case is DecodingError: .decoding
       case is EncodingError: .invalidRequest
-      default: .transport
+      default: otherwise
       }
     self.init(
       kind: kind, debugMessage: String(describing: error), underlying: error, request: request,

@@ -67,7 +67,8 @@ public struct ResponsePipeline: Sendable {
       do {
         try stage.process(&context)
       } catch {
-        var failure = CourierError(error, request: response.request, stage: stage.name)
+        var failure = CourierError(
+          error, request: response.request, stage: stage.name, otherwise: .badResponse)
         if failure.response == nil { failure.response = response }
         if failure.kind == .httpStatus, failure.code == nil,
           response.body.count <= maximumDecodedBodySize,
@@ -83,7 +84,8 @@ public struct ResponsePipeline: Sendable {
     do {
       return try decoding.decode(context, decoder)
     } catch {
-      var failure = CourierError(error, request: response.request, stage: "decoding")
+      var failure = CourierError(
+        error, request: response.request, stage: "decoding", otherwise: .decoding)
       if failure.response == nil { failure.response = response }
       throw failure
     }

@@ -12,7 +12,7 @@
 ///
 /// ## Writing your own
 /// Throw a ``CourierError`` (or any error, which becomes kind
-/// ``CourierError/Kind/transport`` with your stage's ``name``) to reject the response; set
+/// ``CourierError/Kind/badResponse`` with your stage's ``name``) to reject the response; set
 /// ``ResponseContext/payload`` to change what gets decoded.
 ///
 /// ```swift
