@@ -118,3 +118,22 @@ struct RequestSafetyTests {
     #expect(error?.stage == "Rejecting")
   }
 }
+
+@Suite("Doc examples that did not compile", .timeLimit(.minutes(1)))
+struct DocExampleTests {
+  @Test("query(name, nil) writes a bare flag; typed values still work")
+  func queryFlag() async throws {
+    let stub = StubTransport(fallback: .status(204))
+    try await stubClient(stub).send(
+      Endpoint<Void>(.get, "search").query("q", "a b").query("flag", nil).query("page", 2))
+    #expect(
+      try #require(stub.requests.first).url.absoluteString
+        == "https://api.example.test/v1/search?q=a%20b&flag&page=2")
+  }
+
+  @Test("a custom method is made with try")
+  func customMethod() throws {
+    #expect(try HTTPMethod("PROPFIND").rawValue == "PROPFIND")
+    #expect(throws: CourierError.self) { try HTTPMethod("BAD METHOD") }
+  }
+}

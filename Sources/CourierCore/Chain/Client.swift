@@ -10,11 +10,10 @@ import Foundation
 /// let client = Client(
 ///   baseURL: URL(string: "https://api.example.com/v1/")!,
 ///   transport: URLSessionTransport(),
-///   middleware: [AuthMiddleware(tokens: store)],
 ///   pipeline: .envelope(.codeZero))
 ///
 /// let user: User = try await client.send(
-///   Endpoint<User>(.get, "user/check/{phone}").path("phone", phone))
+///   Endpoint<User>(.get, "user/check/{phone}").parameter("phone", phone))
 /// ```
 ///
 /// Every error that leaves ``send(_:)-(Request)`` or ``send(_:)-(Endpoint<Value>)`` is a

@@ -126,7 +126,19 @@ extension Endpoint {
     return copy
   }
 
-  /// Appends a query item; `nil` writes the name alone.
+  /// Appends a query item with a text value; `nil` writes the name alone (`?flag`).
+  ///
+  /// ```swift
+  /// Endpoint<Data>(.get, "search").query("q", "北京").query("flag", nil)  // ?q=%E5…&flag
+  /// ```
+  public func query(_ name: String, _ value: String?) -> Self {
+    var copy = self
+    copy.queryItems.append(QueryItem(name, value))
+    return copy
+  }
+
+  /// Appends a query item with any value that converts to text (`42`, `true`); `nil` writes
+  /// the name alone.
   public func query(_ name: String, _ value: (some LosslessStringConvertible)?) -> Self {
     var copy = self
     copy.queryItems.append(QueryItem(name, value.map { String(describing: $0) }))

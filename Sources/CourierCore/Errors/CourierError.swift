@@ -15,7 +15,7 @@ import Foundation
 ///
 /// ```swift
 /// do {
-///   let user = try await client.send(Endpoint<User>(.get, "user/{id}").path("id", id))
+///   let user = try await client.send(Endpoint<User>(.get, "user/{id}").parameter("id", id))
 /// } catch let error as CourierError {
 ///   showAlert(error.reason)
 ///   if error.kind == .business, error.code == "40101" { signOut() }

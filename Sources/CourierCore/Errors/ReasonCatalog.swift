@@ -23,8 +23,7 @@ import Foundation
 /// ```swift
 /// var reasons = ReasonCatalog.standard
 /// reasons.set("Please log in again.", for: "http.401", locale: "en")
-/// try reasons.load(contentsOf: Bundle.module.url(forResource: "ja", withExtension: "json")!,
-///                  locale: "ja")
+/// try reasons.load(contentsOf: URL(fileURLWithPath: "ja.json"), locale: "ja")
 /// let client = Client(baseURL: url, transport: transport, reasons: reasons, locale: "ja")
 /// ```
 /// A JSON file is an object of key → text; a `.strings` file is `"key" = "text";` lines.

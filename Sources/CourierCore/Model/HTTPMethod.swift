@@ -1,7 +1,7 @@
 /// An HTTP request method such as `GET` or `POST`.
 ///
 /// `HTTPMethod` is a struct with static members rather than an enum, so any method token a
-/// server understands can be used (`HTTPMethod("PROPFIND")`) and new well-known members can be
+/// server understands can be used (`try HTTPMethod("PROPFIND")`) and new well-known members can be
 /// added without breaking code that switches over them.
 public struct HTTPMethod: Hashable, Sendable, CustomStringConvertible {
   /// The method token as sent on the wire, for example `"GET"`.

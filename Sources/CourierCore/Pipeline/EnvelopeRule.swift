@@ -11,7 +11,7 @@ import Foundation
 ///
 /// ```swift
 /// // {"code": 0, "msg": "ok", "data": {...}}
-/// let client = Client(baseURL: base, transport: t, pipeline: .envelope(.codeZero))
+/// let client = Client(baseURL: base, transport: transport, pipeline: .envelope(.codeZero))
 ///
 /// // {"meta": {"status": 200, "message": "..."}, "result": {...}}
 /// let rule = EnvelopeRule(code: "meta.status", success: [200],

@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Writes every ```swift block of README.md and of the doc comments in Sources/ as a Swift
+file that compiles only if the example does, for Tests/Consumer's DocSnippets target.
+
+Each example becomes the body of a function whose parameters are the values examples assume
+(`client`, `base`, `server`, ...); types they assume (`User`, ...) are in Prelude.swift.
+A block that starts with `// swift-tools-version` is a manifest: it is written to
+`manifests/` instead, for `swift package dump-package`.
+
+usage: doc-snippets.py REPO OUTPUT_DIR MANIFEST_DIR
+"""
+import pathlib
+import re
+import sys
+
+repo, output, manifests = (pathlib.Path(arg) for arg in sys.argv[1:4])
+output.mkdir(parents=True, exist_ok=True)
+manifests.mkdir(parents=True, exist_ok=True)
+
+blocks = []
+for path in sorted(repo.glob("Sources/**/*.swift")):
+    inside, lines, start = False, [], 0
+    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
+        stripped = line.strip()
+        if not stripped.startswith("///"):
+            inside = False
+            continue
+        text = stripped[3:]
+        text = text[1:] if text.startswith(" ") else text
+        if not inside and text.strip() == "```swift":
+            inside, lines, start = True, [], number + 1
+        elif inside and text.strip() == "```":
+            blocks.append((f"{path.relative_to(repo)}:{start}", "\n".join(lines)))
+            inside = False
+        elif inside:
+            lines.append(text)
+readme = (repo / "README.md").read_text(encoding="utf-8")
+for match in re.finditer(r"```swift\n(.*?)```", readme, re.S):
+    blocks.append((f"README.md:{readme[: match.start()].count(chr(10)) + 2}", match.group(1)))
+
+PARAMETERS = """
+    base: URL, url: URL, transport: any Transport, client: Client, stub: StubTransport,
+    server: MockServer, phone: String, id: Int, backoff: Duration,
+    clock: any Clock<Duration>, key: SymmetricKey
+"""
+count = 0
+for index, (origin, code) in enumerate(blocks):
+    if code.lstrip().startswith("// swift-tools-version"):
+        folder = manifests / f"manifest{index}"
+        folder.mkdir(exist_ok=True)
+        (folder / "Package.swift").write_text(code, encoding="utf-8")
+        continue
+    body = "\n".join(
+        "    " + line if line else ""
+        for line in code.split("\n")
+        if not re.match(r"^import \w+$", line.strip())
+    )
+    testing = "import Testing\n" if "#expect" in code or "#require" in code else ""
+    source = (
+        f"// {origin}\n"
+        "import Courier\nimport CourierTesting\nimport Foundation\n"
+        f"{testing}"
+        "#if canImport(FoundationNetworking)\n  import FoundationNetworking\n#endif\n\n"
+        f"enum Snippet{index} {{\n  static func run({PARAMETERS}  ) async throws {{\n"
+        f"{body}\n  }}\n}}\n"
+    )
+    (output / f"Snippet{index}.swift").write_text(source, encoding="utf-8")
+    count += 1
+print(f"{count} examples written to {output}")
