@@ -37,7 +37,8 @@ public struct HTTPHeaders: Sendable {
   public init() {}
 }
 
-/// NIOHTTP1's method enum.
+// swift-format-ignore: AlwaysUseLowerCamelCase
+/// NIOHTTP1's method enum (upper-case cases, as NIOHTTP1 spells them).
 public enum HTTPMethod: Sendable {
   /// GET
   case GET
