@@ -83,6 +83,10 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
     public static let proxyAuthorization = Name(unchecked: "Proxy-Authorization")
     /// `Retry-After`
     public static let retryAfter = Name(unchecked: "Retry-After")
+    /// `X-Request-ID`
+    public static let requestID = Name(unchecked: "X-Request-ID")
+    /// `traceparent` (W3C Trace Context)
+    public static let traceparent = Name(unchecked: "traceparent")
     /// `Set-Cookie`
     public static let setCookie = Name(unchecked: "Set-Cookie")
     /// `User-Agent`

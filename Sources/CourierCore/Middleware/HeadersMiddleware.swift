@@ -1,0 +1,119 @@
+/// Adds default headers and headers computed at send time to every request.
+///
+/// Precedence, strongest first: a header the request (or its endpoint) already carries, then a
+/// ``HeaderProvider``'s value, then a static default. So an endpoint's
+/// `.header(.accept, "text/csv")` beats the default `Accept: application/json`, and a provider
+/// never overwrites what a caller set on purpose.
+///
+/// Providers run once per request that passes this middleware: place it outside
+/// `RetryMiddleware` (as the standard order does) and a retried request keeps the values it
+/// was first given — one device id, one signature timestamp per logical request.
+///
+/// ```swift
+/// let headers = try HeadersMiddleware(
+///   defaults: HeadersMiddleware.standardDefaults,
+///   providers: [
+///     HeaderProvider("X-Device-ID") { _ in "device-123" },
+///     HeaderProvider(.acceptLanguage) { _ in Locale.preferredLanguages.first },
+///   ])
+/// let client = Client(baseURL: base, transport: URLSessionTransport(), middleware: [headers])
+/// ```
+public struct HeadersMiddleware: Middleware {
+  /// Headers added when the request has no value for their name.
+  public var defaults: HTTPHeaders
+  /// Values computed for each request, in order.
+  public var providers: [HeaderProvider]
+
+  /// Creates the middleware.
+  ///
+  /// - Parameters:
+  ///   - defaults: Static headers; default ``standardDefaults`` (`User-Agent` and
+  ///     `Accept: application/json`).
+  ///   - providers: Headers computed at send time; default none.
+  public init(
+    defaults: HTTPHeaders = HeadersMiddleware.standardDefaults, providers: [HeaderProvider] = []
+  ) {
+    self.defaults = defaults
+    self.providers = providers
+  }
+
+  /// `User-Agent: Courier/<version> (<os>; <arch>)` and `Accept: application/json`: a server
+  /// log can tell Courier's requests and their platform apart, and JSON is what the response
+  /// pipeline decodes.
+  public static var standardDefaults: HTTPHeaders {
+    var headers = HTTPHeaders()
+    headers.appendReceived(HTTPHeaders.Name.userAgent.rawName, userAgent)
+    headers.appendReceived(HTTPHeaders.Name.accept.rawName, "application/json")
+    return headers
+  }
+
+  /// `Courier/<version> (<os>; <arch>)`, for example `Courier/0.4.0 (Linux; x86_64)`.
+  public static let userAgent: String = {
+    #if os(Linux)
+      let system = "Linux"
+    #elseif os(macOS)
+      let system = "macOS"
+    #elseif os(iOS)
+      let system = "iOS"
+    #elseif os(tvOS)
+      let system = "tvOS"
+    #elseif os(watchOS)
+      let system = "watchOS"
+    #elseif os(Windows)
+      let system = "Windows"
+    #else
+      let system = "unknown"
+    #endif
+    #if arch(x86_64)
+      let architecture = "x86_64"
+    #elseif arch(arm64)
+      let architecture = "arm64"
+    #else
+      let architecture = "other"
+    #endif
+    return "Courier/\(CourierVersion.current) (\(system); \(architecture))"
+  }()
+
+  /// Adds the providers' values and the defaults the request lacks, then sends it on.
+  public func intercept(_ request: Request, next: Next) async throws -> Response {
+    var request = request
+    let explicit = request.headers
+    for provider in providers where !explicit.contains(provider.name) {
+      if let value = try await provider.value(request) {
+        try request.headers.set(provider.name, value)
+      }
+    }
+    for field in defaults where !request.headers.contains(field.name) {
+      try request.headers.add(field.name, field.value)
+    }
+    return try await next(request)
+  }
+}
+
+/// A header whose value is computed when each request is sent: a device id, a locale, a
+/// signature over the request.
+public struct HeaderProvider: Sendable {
+  /// The header's name.
+  public let name: HTTPHeaders.Name
+  /// Computes the value for a request; `nil` leaves the header out. An error fails the
+  /// request (kind ``CourierError/Kind/middleware`` unless it is a ``CourierError``).
+  public let value: @Sendable (Request) async throws -> String?
+
+  /// Creates a provider for a header name.
+  public init(
+    _ name: HTTPHeaders.Name, value: @escaping @Sendable (Request) async throws -> String?
+  ) {
+    self.name = name
+    self.value = value
+  }
+
+  /// Creates a provider for a header given by its text name.
+  ///
+  /// - Throws: ``CourierError`` of kind ``CourierError/Kind/invalidRequest`` when `name` is not
+  ///   a valid header name.
+  public init(
+    _ name: String, value: @escaping @Sendable (Request) async throws -> String?
+  ) throws {
+    self.init(try HTTPHeaders.Name(name), value: value)
+  }
+}

@@ -1,0 +1,91 @@
+import Foundation
+
+/// Where ``LoggingMiddleware`` writes its events: stderr, a log pipeline, swift-log, a test.
+///
+/// ## When to use it
+/// Pick a built-in sink to see what Courier sends, or write one to feed your own logging
+/// system. The middleware decides what an event holds (and hides credentials first); a sink
+/// only decides where it goes and how it looks.
+///
+/// ## Built-in sinks
+/// - ``StandardErrorLogSink``: one human-readable line per event on stderr.
+/// - ``JSONLinesLogSink``: one JSON object per line, for log pipelines.
+/// - `InMemoryLogSink` (module `CourierTesting`): keeps events for tests to inspect.
+///
+/// ## Writing your own
+/// Like swift-log's `LogHandler`, a sink is a small value with a level and metadata. Events
+/// below ``logLevel`` are never built; ``metadata`` is added to every event. The ten lines
+/// that forward Courier's events to swift-log:
+///
+/// ```swift
+/// import Logging
+///
+/// struct SwiftLogSink: LogSink {
+///   var logger: Logger
+///   var logLevel: LogSeverity = .info
+///   var metadata: [String: String] = [:]
+///   func log(_ event: LogEvent) {
+///     let level: Logger.Level = event.severity == .error ? .error : .info
+///     let fields = event.metadata.merging(metadata) { event, _ in event }
+///     logger.log(level: level, "\(event.message)", metadata: fields.mapValues { .string($0) })
+///   }
+/// }
+/// ```
+public protocol LogSink: Sendable {
+  /// Events less severe than this are not delivered (nor built).
+  var logLevel: LogSeverity { get set }
+  /// Fields added to every event (service name, environment); an event's own fields win.
+  var metadata: [String: String] { get set }
+  /// Writes one event. Called from the request's task: keep it fast and never throw.
+  func log(_ event: LogEvent)
+}
+
+/// How severe a ``LogEvent`` is.
+public enum LogSeverity: Int, Sendable, Comparable, CustomStringConvertible {
+  /// Detail for debugging (request lines before they are sent, headers, bodies).
+  case debug
+  /// A completed exchange.
+  case info
+  /// An exchange that ended with an error status.
+  case warning
+  /// An attempt that failed without a response, or was rejected.
+  case error
+
+  /// Orders by severity.
+  public static func < (lhs: LogSeverity, rhs: LogSeverity) -> Bool { lhs.rawValue < rhs.rawValue }
+
+  /// The lower-case name.
+  public var description: String {
+    switch self {
+    case .debug: "debug"
+    case .info: "info"
+    case .warning: "warning"
+    case .error: "error"
+    }
+  }
+}
+
+/// One thing ``LoggingMiddleware`` reports: a message line and named fields, with every
+/// credential already hidden.
+public struct LogEvent: Sendable, Hashable {
+  /// How severe it is.
+  public var severity: LogSeverity
+  /// One line for people: `GET https://api.test/users?token=*** → 200 (12 ms)`.
+  public var message: String
+  /// Named fields: `method`, `url`, `status`, `duration_ms`, `attempt`, `request_id`,
+  /// `request_bytes`, `response_bytes`, `error_kind`, and at higher levels
+  /// `request_headers`, `response_headers`, `request_body`, `response_body`.
+  public var metadata: [String: String]
+  /// When it happened.
+  public var date: Date
+
+  /// Creates an event.
+  public init(
+    severity: LogSeverity, message: String, metadata: [String: String] = [:], date: Date = Date()
+  ) {
+    self.severity = severity
+    self.message = message
+    self.metadata = metadata
+    self.date = date
+  }
+}

@@ -1,0 +1,178 @@
+import Foundation
+
+/// Logs each attempt as it goes to the wire, with credentials hidden by default.
+///
+/// Levels, each including the one before:
+/// - ``Level/none``: nothing (and no cost beyond one comparison);
+/// - ``Level/basic``: one line per attempt when it ends: method, URL, status or error kind,
+///   duration, attempt, sizes and request id;
+/// - ``Level/headers``: a line when the attempt starts, and request and response headers;
+/// - ``Level/body``: text bodies up to ``maximumBodyBytes`` (default 4,096 bytes, enough for
+///   a typical JSON payload without flooding a log), binary ones as `<N bytes binary>`.
+///
+/// ``Redaction/standard`` is on unless you pass another: `Authorization`, cookies, API keys,
+/// `token`-like query parameters and JSON or form body keys such as `password` are written as
+/// `***` at every level.
+///
+/// ```swift
+/// let client = Client(
+///   baseURL: base, transport: URLSessionTransport(),
+///   middleware: [LoggingMiddleware(level: .headers, sink: StandardErrorLogSink())])
+/// ```
+///
+/// Place it inside retry (the standard order does) to see every attempt, outside to see each
+/// logical request once.
+public struct LoggingMiddleware: Middleware {
+  /// How much is logged.
+  public enum Level: Int, Sendable, Comparable, CustomStringConvertible {
+    /// Nothing.
+    case none
+    /// One line per attempt.
+    case basic
+    /// Also a line when the attempt starts, and headers.
+    case headers
+    /// Also text bodies.
+    case body
+
+    /// Orders by detail.
+    public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    /// The lower-case name.
+    public var description: String {
+      switch self {
+      case .none: "none"
+      case .basic: "basic"
+      case .headers: "headers"
+      case .body: "body"
+      }
+    }
+  }
+
+  /// How much is logged.
+  public var level: Level
+  /// Where events go.
+  public var sink: any LogSink
+  /// What is hidden.
+  public var redaction: Redaction
+  /// The most body bytes written per body at ``Level/body``.
+  public var maximumBodyBytes: Int
+
+  /// Creates the middleware.
+  ///
+  /// - Parameters:
+  ///   - level: Default ``Level/basic``.
+  ///   - sink: Default ``StandardErrorLogSink``.
+  ///   - redaction: Default ``Redaction/standard``.
+  ///   - maximumBodyBytes: Default 4,096.
+  public init(
+    level: Level = .basic, sink: any LogSink = StandardErrorLogSink(),
+    redaction: Redaction = .standard, maximumBodyBytes: Int = 4096
+  ) {
+    self.level = level
+    self.sink = sink
+    self.redaction = redaction
+    self.maximumBodyBytes = max(0, maximumBodyBytes)
+  }
+
+  /// Sends the request on and logs the attempt.
+  public func intercept(_ request: Request, next: Next) async throws -> Response {
+    guard level > .none else { return try await next(request) }
+    var fields = baseFields(request)
+    let url = fields["url"] ?? ""
+    if level >= .headers, sink.logLevel <= .debug {
+      var start = fields
+      start["request_headers"] = headers(request.headers)
+      if level >= .body, let body = requestBody(request) { start["request_body"] = body }
+      emit(LogEvent(severity: .debug, message: "\(request.method) \(url)", metadata: start))
+    }
+    let started = ContinuousClock.now
+    do {
+      let response = try await next(request)
+      let elapsed = ContinuousClock.now - started
+      let severity: LogSeverity = response.status >= 400 ? .warning : .info
+      guard severity >= sink.logLevel else { return response }
+      fields["status"] = String(response.status)
+      fields["duration_ms"] = Self.milliseconds(elapsed)
+      fields["response_bytes"] = String(response.body.count)
+      if level >= .headers { fields["response_headers"] = headers(response.headers) }
+      if level >= .body, let body = responseBody(response) { fields["response_body"] = body }
+      emit(
+        LogEvent(
+          severity: severity,
+          message:
+            "\(request.method) \(url) → \(response.status) (\(fields["duration_ms"] ?? "") ms)",
+          metadata: fields))
+      return response
+    } catch {
+      let elapsed = ContinuousClock.now - started
+      guard LogSeverity.error >= sink.logLevel else { throw error }
+      let failure = error as? CourierError
+      let kind = failure?.kind.name ?? (error is CancellationError ? "cancelled" : "error")
+      fields["error_kind"] = kind
+      fields["duration_ms"] = Self.milliseconds(elapsed)
+      if let status = failure?.status { fields["status"] = String(status) }
+      emit(
+        LogEvent(
+          severity: .error,
+          message: "\(request.method) \(url) failed: \(kind) (\(fields["duration_ms"] ?? "") ms)",
+          metadata: fields))
+      throw error
+    }
+  }
+
+  private func emit(_ event: LogEvent) {
+    guard event.severity >= sink.logLevel else { return }
+    sink.log(event)
+  }
+
+  private func baseFields(_ request: Request) -> [String: String] {
+    var fields: [String: String] = [
+      "method": request.method.rawValue,
+      "url": redaction.url(request.url),
+      "attempt": String(request.attributes[AttemptAttribute.self]),
+    ]
+    if let id = request.attributes[RequestIDAttribute.self] { fields["request_id"] = id.traceID }
+    if let data = request.body.data, !data.isEmpty {
+      fields["request_bytes"] = String(data.count)
+    }
+    return fields
+  }
+
+  private func headers(_ headers: HTTPHeaders) -> String {
+    headers.map { "\($0.name.rawName): \(redaction.header($0))" }.joined(separator: "\n")
+  }
+
+  private func requestBody(_ request: Request) -> String? {
+    if let file = request.body.fileURL { return "<file \(file.lastPathComponent)>" }
+    guard let data = request.body.data, !data.isEmpty else { return nil }
+    return body(data, contentType: request.headers[.contentType])
+  }
+
+  private func responseBody(_ response: Response) -> String? {
+    guard !response.body.isEmpty else { return nil }
+    return body(response.body, contentType: response.headers[.contentType])
+  }
+
+  /// A body as it may be logged: redacted text cut to the limit, or a size for binary data.
+  private func body(_ data: Data, contentType: String?) -> String {
+    // Bodies much larger than the limit are not scanned: only their size is logged.
+    guard data.count <= max(maximumBodyBytes * 16, 65_536) else {
+      return "<\(data.count) bytes, not logged>"
+    }
+    guard let text = String(data: data, encoding: .utf8),
+      !text.unicodeScalars.contains(where: {
+        $0.value < 0x20 && $0 != "\n" && $0 != "\r" && $0 != "\t"
+      })
+    else { return "<\(data.count) bytes binary>" }
+    let redacted = redaction.body(text, contentType: contentType)
+    guard redacted.utf8.count > maximumBodyBytes else { return redacted }
+    let cut = String(decoding: redacted.utf8.prefix(maximumBodyBytes), as: UTF8.self)
+    return cut + "… (\(data.count) bytes)"
+  }
+
+  private static func milliseconds(_ duration: Duration) -> String {
+    let (seconds, attoseconds) = duration.components
+    let total = Double(seconds) * 1000 + Double(attoseconds) / 1e15
+    return String(format: "%.1f", total)
+  }
+}

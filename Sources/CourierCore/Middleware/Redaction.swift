@@ -1,0 +1,222 @@
+import Foundation
+
+/// Which credentials logging hides, and how: header values, query parameter values, and JSON
+/// or form body values whose names are listed are replaced by the fixed marker `***`, which
+/// tells neither the secret nor its length.
+///
+/// On by default (``standard``). Add names for your own secrets, or take a name off the list
+/// when you need to see it while debugging:
+///
+/// ```swift
+/// var redaction = Redaction.standard
+/// redaction.headers.insert("X-Signature")
+/// redaction.bodyKeys.insert("pin")
+/// redaction.queryParameters.remove("code")  // this API's `code` is not a secret
+/// let logging = LoggingMiddleware(level: .body, redaction: redaction)
+/// ```
+///
+/// Names compare without regard to ASCII case.
+public struct Redaction: Sendable, Hashable {
+  /// Header names whose values are hidden.
+  public var headers: Set<String> { didSet { headerKeys = Self.lowered(headers) } }
+  /// Query parameter names whose values are hidden.
+  public var queryParameters: Set<String> { didSet { queryKeys = Self.lowered(queryParameters) } }
+  /// JSON member names (at any depth) and form field names whose values are hidden.
+  public var bodyKeys: Set<String> { didSet { bodyKeySet = Self.lowered(bodyKeys) } }
+
+  private var headerKeys: Set<String>
+  private var queryKeys: Set<String>
+  private var bodyKeySet: Set<String>
+
+  /// The marker a hidden value becomes.
+  public static let marker = "***"
+
+  /// Creates a redaction from name lists.
+  public init(headers: Set<String>, queryParameters: Set<String>, bodyKeys: Set<String>) {
+    self.headers = headers
+    self.queryParameters = queryParameters
+    self.bodyKeys = bodyKeys
+    headerKeys = Self.lowered(headers)
+    queryKeys = Self.lowered(queryParameters)
+    bodyKeySet = Self.lowered(bodyKeys)
+  }
+
+  /// The default lists:
+  /// - headers `Authorization`, `Proxy-Authorization`, `Cookie`, `Set-Cookie`, `X-API-Key`,
+  ///   `X-Auth-Token`;
+  /// - query parameters `token`, `access_token`, `refresh_token`, `api_key`, `apikey`, `key`,
+  ///   `password`, `secret`, `signature`, `sig`, `code` (an OAuth authorization code);
+  /// - body keys `password`, `token`, `access_token`, `refresh_token`, `secret`,
+  ///   `client_secret`, `id_token`.
+  public static let standard = Redaction(
+    headers: [
+      "Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie", "X-API-Key",
+      "X-Auth-Token",
+    ],
+    queryParameters: [
+      "token", "access_token", "refresh_token", "api_key", "apikey", "key", "password",
+      "secret", "signature", "sig", "code",
+    ],
+    bodyKeys: [
+      "password", "token", "access_token", "refresh_token", "secret", "client_secret",
+      "id_token",
+    ])
+
+  /// Hides nothing. Only for local debugging: logs then hold credentials in clear.
+  public static let none = Redaction(headers: [], queryParameters: [], bodyKeys: [])
+
+  private static func lowered(_ names: Set<String>) -> Set<String> {
+    Set(names.map { $0.lowercased() })
+  }
+
+  /// Whether the value of header `name` is hidden.
+  public func hidesHeader(_ name: String) -> Bool {
+    headerKeys.contains(name.lowercased())
+  }
+
+  /// The header's value as it may be logged.
+  public func header(_ field: HTTPHeaders.Field) -> String {
+    hidesHeader(field.name.rawName) ? Self.marker : field.value
+  }
+
+  /// `url` as it may be logged: listed query values and any user info become `***`.
+  public func url(_ url: URL) -> String {
+    var text = url.absoluteString
+    // User info: scheme://user:password@host
+    if let schemeEnd = text.range(of: "://") {
+      let authorityEnd =
+        text[schemeEnd.upperBound...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" }
+        ?? text.endIndex
+      if let at = text[schemeEnd.upperBound..<authorityEnd].lastIndex(of: "@") {
+        text.replaceSubrange(schemeEnd.upperBound..<at, with: Self.marker)
+      }
+    }
+    guard let question = text.firstIndex(of: "?") else { return text }
+    let fragmentStart = text[question...].firstIndex(of: "#") ?? text.endIndex
+    let query = text[text.index(after: question)..<fragmentStart]
+    let redacted = form(String(query), keys: queryKeys, plusIsSpace: false)
+    return String(text[...question]) + redacted + String(text[fragmentStart...])
+  }
+
+  /// A body as it may be logged: JSON members and form fields with listed names hidden.
+  /// Other bodies come back unchanged; the caller decides whether they are text.
+  public func body(_ text: String, contentType: String?) -> String {
+    let type = contentType?.lowercased() ?? ""
+    if type.contains("application/x-www-form-urlencoded") {
+      return form(text, keys: bodyKeySet, plusIsSpace: true)
+    }
+    if type.contains("json") || text.first == "{" || text.first == "[" {
+      return JSONRedactor.redact(text, keys: bodyKeySet)
+    }
+    return text
+  }
+
+  /// `name=value&…` with the values of listed names replaced; names stay as written.
+  private func form(_ text: String, keys: Set<String>, plusIsSpace: Bool) -> String {
+    guard !keys.isEmpty else { return text }
+    return text.split(separator: "&", omittingEmptySubsequences: false).map { pair in
+      guard let equals = pair.firstIndex(of: "=") else { return String(pair) }
+      var name = String(pair[..<equals])
+      if plusIsSpace { name = name.replacingOccurrences(of: "+", with: " ") }
+      let decoded = (name.removingPercentEncoding ?? name).lowercased()
+      return keys.contains(decoded) ? pair[..<equals] + "=" + Self.marker : String(pair)
+    }.joined(separator: "&")
+  }
+}
+
+/// Hides the values of listed member names in JSON text at any depth, keeping everything
+/// else as written. Works token by token, so malformed or truncated JSON is redacted too.
+enum JSONRedactor {
+  static func redact(_ text: String, keys: Set<String>) -> String {
+    guard !keys.isEmpty else { return text }
+    let bytes = Array(text.utf8)
+    var output = [UInt8]()
+    output.reserveCapacity(bytes.count)
+    var index = 0
+    while index < bytes.count {
+      guard bytes[index] == UInt8(ascii: "\"") else {
+        output.append(bytes[index])
+        index += 1
+        continue
+      }
+      let end = stringEnd(bytes, from: index)
+      output.append(contentsOf: bytes[index..<end])
+      var cursor = skipSpace(bytes, from: end)
+      guard cursor < bytes.count, bytes[cursor] == UInt8(ascii: ":"),
+        keys.contains(key(bytes[index..<end]).lowercased())
+      else {
+        index = end
+        continue
+      }
+      let colon = cursor
+      cursor = skipSpace(bytes, from: colon + 1)
+      output.append(contentsOf: bytes[end..<cursor])  // the spaces, ':' and spaces
+      output.append(contentsOf: Array("\"\(Redaction.marker)\"".utf8))
+      index = valueEnd(bytes, from: cursor)
+    }
+    return String(decoding: output, as: UTF8.self)
+  }
+
+  /// The index after the string that starts at `start` (or the end of the text).
+  private static func stringEnd(_ bytes: [UInt8], from start: Int) -> Int {
+    var index = start + 1
+    while index < bytes.count {
+      switch bytes[index] {
+      case UInt8(ascii: "\\"): index += 2
+      case UInt8(ascii: "\""): return index + 1
+      default: index += 1
+      }
+    }
+    return bytes.count
+  }
+
+  private static func skipSpace(_ bytes: [UInt8], from start: Int) -> Int {
+    var index = start
+    while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+    return index
+  }
+
+  /// The index after the value that starts at `start`: a string, a balanced object or
+  /// array, or a number or literal.
+  private static func valueEnd(_ bytes: [UInt8], from start: Int) -> Int {
+    guard start < bytes.count else { return bytes.count }
+    switch bytes[start] {
+    case UInt8(ascii: "\""):
+      return stringEnd(bytes, from: start)
+    case UInt8(ascii: "{"), UInt8(ascii: "["):
+      var depth = 0
+      var index = start
+      while index < bytes.count {
+        switch bytes[index] {
+        case UInt8(ascii: "\""):
+          index = stringEnd(bytes, from: index)
+          continue
+        case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+        case UInt8(ascii: "}"), UInt8(ascii: "]"):
+          depth -= 1
+          if depth == 0 { return index + 1 }
+        default: break
+        }
+        index += 1
+      }
+      return bytes.count
+    default:
+      var index = start
+      while index < bytes.count,
+        ![UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), 0x20, 0x09, 0x0A, 0x0D]
+          .contains(bytes[index])
+      {
+        index += 1
+      }
+      return index
+    }
+  }
+
+  /// The member name a string token spells, with escapes resolved when it has any.
+  private static func key(_ token: ArraySlice<UInt8>) -> String {
+    let inner = token.dropFirst().dropLast(token.last == UInt8(ascii: "\"") ? 1 : 0)
+    if !inner.contains(UInt8(ascii: "\\")) { return String(decoding: inner, as: UTF8.self) }
+    return (try? JSONDecoder().decode(String.self, from: Data(token)))
+      ?? String(decoding: inner, as: UTF8.self)
+  }
+}

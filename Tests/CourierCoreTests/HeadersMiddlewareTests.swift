@@ -1,0 +1,140 @@
+import CourierCore
+import CourierTesting
+import Foundation
+import Synchronization
+import Testing
+
+@Suite("HeadersMiddleware and RequestIDMiddleware", .timeLimit(.minutes(1)))
+struct HeadersMiddlewareTests {
+  @Test("defaults are added, request and endpoint headers win, providers beat defaults")
+  func precedence() async throws {
+    let stub = StubTransport(fallback: .status(204))
+    let headers = try HeadersMiddleware(providers: [
+      HeaderProvider("X-Device-ID") { _ in "device-1" },
+      HeaderProvider(.accept) { _ in "application/vnd.api+json" },
+      HeaderProvider("X-Skipped") { _ in nil },
+    ])
+    let client = stubClient(stub, middleware: [headers])
+    try await client.send(Endpoint<Void>(.get, "a"))
+    try await client.send(
+      Endpoint<Void>(.get, "b").header(.accept, "text/csv").header("X-Device-ID", "mine")
+        .header(.userAgent, "MyApp/2"))
+
+    let first = try #require(stub.requests.first).headers
+    #expect(first[.userAgent] == HeadersMiddleware.userAgent)
+    #expect(first[.accept] == "application/vnd.api+json")
+    #expect(first["X-Device-ID"] == "device-1")
+    #expect(first["X-Skipped"] == nil)
+
+    let second = try #require(stub.requests.last).headers
+    #expect(second.values(for: .accept) == ["text/csv"])
+    #expect(second["X-Device-ID"] == "mine")
+    #expect(second.values(for: .userAgent) == ["MyApp/2"])
+  }
+
+  @Test("the default User-Agent names Courier, its version, the OS and the architecture")
+  func userAgent() {
+    let agent = HeadersMiddleware.userAgent
+    #expect(agent.hasPrefix("Courier/\(CourierVersion.current) ("))
+    #if os(Linux)
+      #expect(agent.contains("Linux; "))
+    #endif
+    #expect(HeadersMiddleware.standardDefaults[.accept] == "application/json")
+  }
+
+  @Test("a provider runs once per request, at send time, and not again on a retry inside")
+  func providerOncePerRequest() async throws {
+    let calls = Mutex(0)
+    let headers = try HeadersMiddleware(providers: [
+      HeaderProvider("X-Call") { _ in
+        String(
+          calls.withLock { count in
+            count += 1
+            return count
+          })
+      }
+    ])
+    /// Sends every request twice, as a retry would.
+    struct Twice: Middleware {
+      func intercept(_ request: Request, next: Next) async throws -> Response {
+        _ = try await next(request)
+        return try await next(request)
+      }
+    }
+    let stub = StubTransport(fallback: .status(204))
+    let client = stubClient(stub, middleware: [headers, Twice()])
+    #expect(calls.withLock { $0 } == 0, "nothing runs before a request is sent")
+    try await client.send(Endpoint<Void>(.get, "a"))
+    try await client.send(Endpoint<Void>(.get, "b"))
+    #expect(calls.withLock { $0 } == 2)
+    #expect(stub.requests.map { $0.headers["X-Call"] } == ["1", "1", "2", "2"])
+  }
+
+  @Test("a provider that throws fails the request as kind middleware")
+  func providerFailure() async throws {
+    struct NoKey: Error {}
+    let headers = try HeadersMiddleware(providers: [HeaderProvider("X-Sign") { _ in throw NoKey() }]
+    )
+    let stub = StubTransport(fallback: .status(204))
+    let error = await courierError {
+      try await stubClient(stub, middleware: [headers]).send(Endpoint<Void>(.get, "a"))
+    }
+    #expect(error?.kind == .middleware)
+    #expect(stub.requests.isEmpty)
+  }
+
+  @Test("a request id is stable across retries and unique across 10,000 requests")
+  func requestIDs() async throws {
+    struct Twice: Middleware {
+      func intercept(_ request: Request, next: Next) async throws -> Response {
+        _ = try await next(request)
+        return try await next(request)
+      }
+    }
+    let stub = StubTransport(fallback: .status(204))
+    let client = stubClient(
+      stub, middleware: [RequestIDMiddleware(requestIDHeader: true), Twice()])
+    try await client.send(Endpoint<Void>(.get, "a"))
+    let attempts = stub.requests
+    #expect(attempts.count == 2)
+    let header = try #require(attempts[0].headers[.traceparent])
+    #expect(attempts[1].headers[.traceparent] == header)
+    let context = try #require(TraceContext(traceparent: header))
+    #expect(attempts[0].headers[.requestID] == context.traceID)
+    #expect(attempts[0].attributes[RequestIDAttribute.self] == context)
+    #expect(header.wholeMatch(of: /00-[0-9a-f]{32}-[0-9a-f]{16}-01/) != nil)
+
+    var seen = Set<String>()
+    let middleware = RequestIDMiddleware()
+    let echo = Next { request in Response(status: 204, request: request) }
+    for _ in 0..<10_000 {
+      let response = try await middleware.intercept(Request(url: testBase), next: echo)
+      seen.insert(try #require(response.request.attributes[RequestIDAttribute.self]).traceID)
+    }
+    #expect(seen.count == 10_000)
+  }
+
+  @Test("an incoming traceparent is continued with a new parent id; a bad one is replaced")
+  func continuesTrace() async throws {
+    let incoming = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    let echo = Next { request in Response(status: 204, request: request) }
+    var request = Request(url: testBase)
+    try request.headers.set(.traceparent, incoming)
+    let continued = try await RequestIDMiddleware().intercept(request, next: echo).request
+    let context = try #require(continued.attributes[RequestIDAttribute.self])
+    #expect(context.traceID == "4bf92f3577b34da6a3ce929d0e0e4736")
+    #expect(context.parentID != "00f067aa0ba902b7")
+
+    for bad in [
+      "garbage", "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+      "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+      "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+    ] {
+      try request.headers.set(.traceparent, bad)
+      let replaced = try await RequestIDMiddleware().intercept(request, next: echo).request
+      #expect(
+        replaced.attributes[RequestIDAttribute.self]?.traceID != "4bf92f3577b34da6a3ce929d0e0e4736")
+      #expect(TraceContext(traceparent: replaced.headers[.traceparent] ?? "") != nil)
+    }
+  }
+}
