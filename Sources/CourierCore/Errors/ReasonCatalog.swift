@@ -3,13 +3,14 @@ import Foundation
 /// The user-readable texts behind ``CourierError/reason``, per error kind and HTTP status, in
 /// several languages.
 ///
-/// Built in: English (`en`) and Simplified Chinese (`zh-Hans`). A ``Client`` picks one language
-/// (by default the process's preferred language, falling back to English) and every error that
-/// leaves it gets its reason from here.
+/// Built in: English (`en`), Simplified Chinese (`zh-Hans`) and Traditional Chinese
+/// (`zh-Hant`). A ``Client`` picks one language (by default the process's preferred language,
+/// see ``processPreferredLanguages``, falling back to English) and every error that leaves it
+/// gets its reason from here.
 ///
 /// ## Keys
-/// - An error kind's name: `"timedOut"`, `"notReachable"`, `"business"`, … (see
-///   ``CourierError/Kind``).
+/// - An error kind's name: `"timedOut"`, `"notReachable"`, `"business"`, `"middleware"`, …
+///   (see ``CourierError/Kind``).
 /// - An exact HTTP status: `"http.401"`, `"http.404"`, `"http.429"`.
 /// - An HTTP status class: `"http.4xx"`, `"http.5xx"`.
 /// - `"http.429.retryAfter"`: used for 429 when the server sent `Retry-After`; `{seconds}`
@@ -32,9 +33,10 @@ import Foundation
 public struct ReasonCatalog: Sendable {
   private var tables: [String: [String: String]]
 
-  /// The catalog with the built-in English and Simplified Chinese texts.
+  /// The catalog with the built-in English, Simplified Chinese and Traditional Chinese texts.
   public static let standard = ReasonCatalog(tables: [
     "en": BuiltInReasons.english, "zh-Hans": BuiltInReasons.simplifiedChinese,
+    "zh-Hant": BuiltInReasons.traditionalChinese,
   ])
 
   /// A catalog with no texts at all: every reason is the generic fallback until you add some.
@@ -50,6 +52,11 @@ public struct ReasonCatalog: Sendable {
   /// The text for `key` in `locale` itself, without fallback.
   public func text(for key: String, locale: String) -> String? {
     tables[locale]?[key]
+  }
+
+  /// Every text of `locale` itself, by key, without fallback (empty for an unknown locale).
+  public func texts(locale: String) -> [String: String] {
+    tables[locale] ?? [:]
   }
 
   /// Sets or replaces one text.
@@ -108,31 +115,71 @@ public struct ReasonCatalog: Sendable {
   }
 
   /// The locale among ours that best matches a list of preferred languages (BCP 47 or POSIX
-  /// style), or `"en"`.
+  /// style, most preferred first), or `"en"`.
+  ///
+  /// For each language in turn: a locale of ours equal to it (ignoring case, after `_` → `-`
+  /// and without a POSIX `.codeset` or `@modifier`), else the first of ours (sorted) with the
+  /// same primary language. Chinese is matched by script: `zh-Hant*`, `zh-TW`, `zh-HK`,
+  /// `zh-MO` (and `yue`, Cantonese, unless `yue-Hans`) mean `zh-Hant`; `zh`, `zh-CN`,
+  /// `zh-SG`, `zh-Hans*` and every other `zh-*` mean `zh-Hans`. A script written in the tag
+  /// wins over its region (`zh-Hans-HK` is `zh-Hans`).
   public func bestLocale(for preferred: [String]) -> String {
+    let ours = tables.keys.sorted()
     for language in preferred {
-      let normalized = Self.normalize(language)
-      if tables[normalized] != nil { return normalized }
-      if let match = tables.keys.sorted().first(where: {
-        Self.normalize($0).split(separator: "-").first == normalized.split(separator: "-").first
-      }) {
+      let tag = Self.normalize(language)
+      guard !tag.isEmpty else { continue }
+      if let exact = ours.first(where: { $0.caseInsensitiveCompare(tag) == .orderedSame }) {
+        return exact
+      }
+      let primary = Self.primaryLanguage(tag)
+      if let match = ours.first(where: { Self.primaryLanguage(Self.normalize($0)) == primary }) {
         return match
       }
     }
     return "en"
   }
 
-  /// The language the process prefers: `Locale.preferredLanguages`, then the `LANGUAGE`,
-  /// `LC_ALL`, `LC_MESSAGES` and `LANG` environment variables (what Linux users set).
+  /// The languages the process prefers, most preferred first:
+  /// `preferredLanguages(environment: ProcessInfo.processInfo.environment,
+  /// system: Locale.preferredLanguages)`.
   public static var processPreferredLanguages: [String] {
-    var languages: [String] = []
-    let environment = ProcessInfo.processInfo.environment
-    for name in ["LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"] {
-      guard let value = environment[name], !value.isEmpty else { continue }
-      languages += value.split(separator: ":").map(String.init)
+    preferredLanguages(
+      environment: ProcessInfo.processInfo.environment, system: Locale.preferredLanguages)
+  }
+
+  /// The preferred languages for an environment, in the order gettext uses for messages
+  /// (POSIX precedence for the locale, then GNU `LANGUAGE`):
+  ///
+  /// 1. The locale is the first of `LC_ALL`, `LC_MESSAGES`, `LANG` that is set and not empty.
+  /// 2. If none is set, `system` is returned (`Locale.preferredLanguages`: what Apple
+  ///    platforms use; `LANGUAGE` alone is ignored, as gettext ignores it in the unset, C,
+  ///    locale).
+  /// 3. If the locale is `C` or `POSIX` (also `C.UTF-8` and the like), `["en"]`: the default
+  ///    language, and `LANGUAGE` is ignored, as gettext does.
+  /// 4. Otherwise the entries of `LANGUAGE` (a colon-separated list, empty entries and `C`
+  ///    skipped), then the locale.
+  ///
+  /// `LC_ALL=C LANG=zh_CN.UTF-8` gives `["en"]`; `LANGUAGE=zh_TW:en LANG=de_DE.UTF-8` gives
+  /// `["zh_TW", "en", "de_DE.UTF-8"]`. Feed the result to ``bestLocale(for:)``.
+  public static func preferredLanguages(
+    environment: [String: String], system: [String]
+  ) -> [String] {
+    func variable(_ name: String) -> String? {
+      guard let value = environment[name], !value.isEmpty else { return nil }
+      return value
     }
-    languages += Locale.preferredLanguages
-    return languages.filter { $0 != "C" && $0 != "POSIX" && !$0.hasPrefix("C.") }
+    guard let locale = variable("LC_ALL") ?? variable("LC_MESSAGES") ?? variable("LANG") else {
+      return system
+    }
+    if isPOSIXLocale(locale) { return ["en"] }
+    let list = (variable("LANGUAGE") ?? "").split(separator: ":").map(String.init)
+    return list.filter { !isPOSIXLocale($0) } + [locale]
+  }
+
+  /// `C`, `POSIX`, `C.UTF-8`, `C@modifier`, `POSIX.x`: the locale that means "no language".
+  private static func isPOSIXLocale(_ value: String) -> Bool {
+    let name = value.prefix { $0 != "." && $0 != "@" }
+    return name == "C" || name == "POSIX"
   }
 
   private func lookup(_ key: String, locale: String) -> String? {
@@ -160,14 +207,22 @@ public struct ReasonCatalog: Sendable {
     return text.replacingOccurrences(of: "{seconds}", with: String(seconds))
   }
 
-  /// `zh_CN.UTF-8` → `zh-Hans`; `en_US` → `en-US`; `zh-Hant-TW` stays.
+  /// `zh_CN.UTF-8` → `zh-Hans`; `zh_TW` → `zh-Hant`; `en_US` → `en-US`; `sr_RS@latin` →
+  /// `sr-RS`. Other tags keep their case.
   private static func normalize(_ language: String) -> String {
-    var tag = language.split(separator: ".").first.map(String.init) ?? language
-    tag = tag.replacingOccurrences(of: "_", with: "-")
-    let lower = tag.lowercased()
-    if lower == "zh" || lower == "zh-cn" || lower == "zh-sg" || lower.hasPrefix("zh-hans") {
-      return "zh-Hans"
-    }
-    return tag
+    let tag = language.prefix { $0 != "." && $0 != "@" }.replacingOccurrences(of: "_", with: "-")
+    let subtags = tag.lowercased().split(separator: "-")
+    guard let primary = subtags.first, primary == "zh" || primary == "yue" else { return tag }
+    let rest = subtags.dropFirst()
+    if rest.contains("hant") { return "zh-Hant" }
+    if rest.contains("hans") { return "zh-Hans" }
+    if primary == "yue" { return "zh-Hant" }
+    if rest.contains(where: { $0 == "tw" || $0 == "hk" || $0 == "mo" }) { return "zh-Hant" }
+    return "zh-Hans"
+  }
+
+  /// The primary language subtag, lowercased: `zh-Hant` → `zh`.
+  private static func primaryLanguage(_ tag: String) -> Substring {
+    Substring(tag.lowercased().prefix { $0 != "-" })
   }
 }
