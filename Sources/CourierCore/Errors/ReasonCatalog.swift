@@ -13,8 +13,9 @@ import Foundation
 ///   (see ``CourierError/Kind``).
 /// - An exact HTTP status: `"http.401"`, `"http.404"`, `"http.429"`.
 /// - An HTTP status class: `"http.4xx"`, `"http.5xx"`.
-/// - `"http.429.retryAfter"`: used for 429 when the server sent `Retry-After`; `{seconds}`
-///   is replaced with the wait.
+/// - `"http.429.retryAfter"`: used for 429 when the server asked for a wait of more than
+///   zero (`Retry-After`); `{seconds}` is replaced with the wait in whole seconds, rounded
+///   up, at most ``RetryAfter/maximumWait`` (86,400).
 ///
 /// For ``CourierError/Kind/business`` errors the server's own message is the reason when it
 /// sent one; the catalog's `"business"` text is used when it did not. The same goes for an
@@ -190,7 +191,9 @@ public struct ReasonCatalog: Sendable {
   private static func keys(for error: CourierError) -> [String] {
     guard error.kind == .httpStatus, let status = error.status else { return [error.kind.name] }
     var keys: [String] = []
-    if status == 429, error.retryAfter != nil { keys.append("http.429.retryAfter") }
+    if status == 429, let wait = error.retryAfter, wait > .zero {
+      keys.append("http.429.retryAfter")
+    }
     keys.append("http.\(status)")
     keys.append("http.\(status / 100)xx")
     keys.append(error.kind.name)
@@ -199,12 +202,18 @@ public struct ReasonCatalog: Sendable {
 
   private static func fill(_ text: String, error: CourierError) -> String {
     guard text.contains("{seconds}"), let wait = error.retryAfter else { return text }
-    let seconds = max(
-      1,
-      Int(
-        (Double(wait.components.seconds)
-          + Double(wait.components.attoseconds) / 1e18).rounded(.up)))
-    return text.replacingOccurrences(of: "{seconds}", with: String(seconds))
+    return text.replacingOccurrences(of: "{seconds}", with: String(wholeSeconds(wait)))
+  }
+
+  /// A wait in whole seconds for people: rounded up, at least 1, at most
+  /// ``RetryAfter/maximumWait``. Integer arithmetic only, so no duration traps — not even one
+  /// set by hand on ``CourierError/retryAfter``.
+  static func wholeSeconds(_ wait: Duration) -> Int64 {
+    let (seconds, attoseconds) = wait.components
+    let cap = RetryAfter.maximumWaitSeconds
+    if seconds >= cap { return cap }
+    // seconds < cap here, so adding 1 cannot overflow.
+    return min(cap, max(1, seconds + (attoseconds > 0 ? 1 : 0)))
   }
 
   /// `zh_CN.UTF-8` → `zh-Hans`; `zh_TW` → `zh-Hant`; `en_US` → `en-US`; `sr_RS@latin` →
