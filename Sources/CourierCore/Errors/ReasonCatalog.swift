@@ -1,7 +1,7 @@
 import Foundation
 
 /// The user-readable texts behind ``CourierError/reason``, per error kind and HTTP status, in
-/// several languages.
+/// several languages, and the policy for showing the server's own messages.
 ///
 /// Built in: English (`en`), Simplified Chinese (`zh-Hans`) and Traditional Chinese
 /// (`zh-Hant`). A ``Client`` picks one language (by default the process's preferred language,
@@ -17,9 +17,14 @@ import Foundation
 ///   zero (`Retry-After`); `{seconds}` is replaced with the wait in whole seconds, rounded
 ///   up, at most ``RetryAfter/maximumWait`` (86,400).
 ///
-/// For ``CourierError/Kind/business`` errors the server's own message is the reason when it
-/// sent one; the catalog's `"business"` text is used when it did not. The same goes for an
-/// error status (4xx) whose body carried a business envelope with a message.
+/// ## The server's messages
+/// ``serverMessages`` decides when the message of a business envelope is the reason instead
+/// of the catalog's text. By default (``ServerMessagePolicy/standard``) it is for
+/// ``CourierError/Kind/business`` errors and for error statuses (4xx) whose body carried an
+/// envelope with a message, after the message is cleaned to one line, capped at 120
+/// Characters and checked for things that look like internals (URLs, credentials, source
+/// locations, stack traces). A message that does not pass gives the catalog's text; the raw
+/// message stays in ``CourierError/serverMessage``.
 ///
 /// ## Customising
 /// ```swift
@@ -27,12 +32,17 @@ import Foundation
 /// reasons.set("Please log in again.", for: "http.401", locale: "en")
 /// try reasons.load(contentsOf: Bundle.module.url(forResource: "ja", withExtension: "json")!,
 ///                  locale: "ja")
+/// reasons.serverMessages = .businessOnly
 /// let client = Client(baseURL: url, transport: transport, reasons: reasons, locale: "ja")
 /// ```
 /// A JSON file is an object of key → text; a `.strings` file is `"key" = "text";` lines.
 /// Keys missing from a locale fall back to English, then to a generic sentence.
 public struct ReasonCatalog: Sendable {
   private var tables: [String: [String: String]]
+
+  /// When the server's own message is the reason, and how it is cleaned; default
+  /// ``ServerMessagePolicy/standard``.
+  public var serverMessages: ServerMessagePolicy = .standard
 
   /// The catalog with the built-in English, Simplified Chinese and Traditional Chinese texts.
   public static let standard = ReasonCatalog(tables: [
@@ -100,12 +110,10 @@ public struct ReasonCatalog: Sendable {
 
   /// The reason for `error` in `locale`, following the rules in the type's documentation.
   public func reason(for error: CourierError, locale: String) -> String {
-    if let message = error.serverMessage?.trimmingCharacters(in: .whitespacesAndNewlines),
-      !message.isEmpty,
-      error.kind == .business
-        || (error.kind == .httpStatus && (400..<500).contains(error.status ?? 0))
+    if serverMessages.showsMessage(of: error), let message = error.serverMessage,
+      let text = serverMessages.displayText(for: message)
     {
-      return message
+      return text
     }
     for key in Self.keys(for: error) {
       if let text = lookup(key, locale: locale) {
