@@ -42,8 +42,9 @@ public struct ServerMessagePolicy: Sendable, Hashable {
   /// - a credential-like pair: `token`, `password`, `passwd`, `secret` or `key` (any case,
   ///   so also `access_token`, `apiKey`) followed by `=` (spaces allowed) or by `":` (JSON);
   /// - a source location: `.` and 1 to 10 ASCII letters, `:`, an optional space and a digit
-  ///   (`db.py:42`, `Main.java:17`, `db.internal:5432`), or one of `.java:`, `.kt:`, `.swift:`, `.py:`, `.go:`, `.rb:`,
-  ///   `.php:`, `.js:`, `.ts:`, `.cs:`, `.cpp:`, `.rs:`, `.scala:`;
+  ///   (`db.py:42`, `Main.java:17`, and also a host and port such as `db.internal:5432`), or
+  ///   one of `.java:`, `.kt:`, `.swift:`, `.py:`, `.go:`, `.rb:`, `.php:`, `.js:`, `.ts:`,
+  ///   `.cs:`, `.cpp:`, `.rs:`, `.scala:`;
   /// - a stack-trace marker: `Traceback`, `Exception` not followed by a lowercase letter
   ///   (case as written, as traces print it: `NullPointerException`, not `Exceptional`),
   ///   `stack trace`, `stacktrace`, `goroutine ` (any case), or `at line `, `on line `,
