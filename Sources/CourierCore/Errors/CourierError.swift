@@ -4,9 +4,11 @@ import Foundation
 /// an HTTP status, a business envelope, decoding, cancellation — is a `CourierError`.
 ///
 /// - ``kind`` says what went wrong in a form code can switch on.
-/// - ``reason`` is a sentence for the people using the app, in the client's language. It never
-///   holds URLs, tokens, type names or stack traces. `LocalizedError.errorDescription` is the
-///   reason, so `error.localizedDescription` shows it too.
+/// - ``reason`` is a sentence for the people using the app, in the client's language.
+///   Courier's own texts never hold URLs, tokens, type names or stack traces; a server's
+///   message is shown only as ``ReasonCatalog/serverMessages`` allows, cleaned and checked.
+///   `LocalizedError.errorDescription` is the reason, so `error.localizedDescription` shows
+///   it too.
 /// - ``debugDescription`` is for developers: kind, stage, request line, status, business code,
 ///   the underlying error and its coding path.
 ///

@@ -19,7 +19,8 @@ import Foundation
 /// When the status stage rejects a response whose body carries a business envelope (a 400
 /// with `{"code": 1001, "msg": "Phone number invalid"}`), the error keeps kind
 /// ``CourierError/Kind/httpStatus`` but gains the envelope's code and message, and a 4xx
-/// error's reason is the server's message.
+/// error's reason is the server's message when ``ReasonCatalog/serverMessages`` allows it
+/// (the default does).
 public struct ResponsePipeline: Sendable {
   /// The stages, run in order.
   public var stages: [any ResponseStage]

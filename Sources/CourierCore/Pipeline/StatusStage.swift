@@ -1,7 +1,8 @@
 /// Rejects responses whose status is not accepted, with ``CourierError/Kind/httpStatus``.
 ///
 /// For 429 and 503 the `Retry-After` wait is kept in ``CourierError/retryAfter`` and shown in
-/// the reason.
+/// the reason. The wait is parsed by ``RetryAfter/parse(_:now:)``, so it is never more than
+/// ``RetryAfter/maximumWait`` whatever the server sends; a malformed header is ignored.
 public struct StatusStage: ResponseStage {
   /// The accepted statuses unless the endpoint overrides them.
   public var accepted: AcceptedStatuses
