@@ -3,7 +3,8 @@ import CourierTesting
 import Foundation
 import Testing
 
-@Suite("Locale: environment precedence, Traditional Chinese, complete tables")
+@Suite(
+  "Locale: environment precedence, Traditional Chinese, complete tables", .timeLimit(.minutes(1)))
 struct LocaleTests {
   /// An environment, the system list, the languages it gives and the locale chosen.
   static let environments: [([String: String], [String], [String], String)] = [
