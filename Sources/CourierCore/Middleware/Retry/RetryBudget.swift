@@ -1,0 +1,84 @@
+import Synchronization
+
+/// Limits retries to a share of recent requests, so a failing backend is not hammered by
+/// every client retrying every request at once.
+///
+/// Over a sliding window (default 10 s), retries may be at most ``ratio`` (default 20 %) of
+/// the requests that started, plus a floor of ``minimumRetries`` (default 10) so that a
+/// client with little traffic can still retry. When the budget is spent, a request that would
+/// be retried fails with its last error instead, and its debug description says why.
+///
+/// One budget is shared by every request of one ``RetryMiddleware`` (so by one client).
+public final class RetryBudget: Sendable {
+  /// The share of requests that may be retried; default 0.2.
+  public let ratio: Double
+  /// Retries always allowed per window; default 10.
+  public let minimumRetries: Int
+  /// The window; default 10 s, in one-second buckets.
+  public let window: Duration
+
+  private struct Bucket {
+    var second: Int64 = -1
+    var requests = 0
+    var retries = 0
+  }
+
+  private let buckets: Mutex<[Bucket]>
+  private let elapsed: @Sendable () -> Duration
+
+  /// Creates a budget.
+  ///
+  /// - Parameters:
+  ///   - ratio: Retries per request allowed over the window; default 0.2.
+  ///   - minimumRetries: Retries always allowed per window; default 10.
+  ///   - window: Default 10 s (at least 1 s).
+  ///   - clock: The clock the window runs on; inject a test clock in tests.
+  public init<C: Clock>(
+    ratio: Double = 0.2, minimumRetries: Int = 10, window: Duration = .seconds(10),
+    clock: C = ContinuousClock()
+  ) where C.Duration == Duration {
+    self.ratio = ratio.isFinite ? max(0, ratio) : 0
+    self.minimumRetries = max(0, minimumRetries)
+    self.window = max(.seconds(1), window)
+    let count = Int(min(3600, max(1, self.window.components.seconds)))
+    buckets = Mutex(Array(repeating: Bucket(), count: count))
+    let start = clock.now
+    elapsed = { start.duration(to: clock.now) }
+  }
+
+  /// Counts a request's first attempt.
+  public func recordRequest() {
+    update { $0.requests += 1 }
+  }
+
+  /// Takes one retry from the budget; `false` when it is spent.
+  public func tryRetry() -> Bool {
+    let second = elapsed().components.seconds
+    return buckets.withLock { buckets in
+      var requests = 0
+      var retries = 0
+      for bucket in buckets where bucket.second > second - Int64(buckets.count) {
+        requests += bucket.requests
+        retries += bucket.retries
+      }
+      let allowed = Double(minimumRetries) + ratio * Double(requests)
+      guard Double(retries) + 1 <= allowed else { return false }
+      buckets[Self.index(&buckets, second: second)].retries += 1
+      return true
+    }
+  }
+
+  private func update(_ change: (inout Bucket) -> Void) {
+    let second = elapsed().components.seconds
+    buckets.withLock { buckets in
+      change(&buckets[Self.index(&buckets, second: second)])
+    }
+  }
+
+  /// The index of the bucket for `second`, emptied first when it still holds an older second.
+  private static func index(_ buckets: inout [Bucket], second: Int64) -> Int {
+    let index = Int(second % Int64(buckets.count))
+    if buckets[index].second != second { buckets[index] = Bucket(second: second) }
+    return index
+  }
+}

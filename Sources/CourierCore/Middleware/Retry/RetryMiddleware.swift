@@ -1,0 +1,151 @@
+/// Sends a request again when it failed in a way that may pass: a retryable status (408,
+/// 429, 500, 502, 503, 504) or a transient failure (timed out, refused, connection lost,
+/// DNS), with exponential backoff and full jitter, `Retry-After`, a deadline and a budget.
+///
+/// What is never retried:
+/// - a method that is not idempotent (`POST`, `PATCH`) unless the request carries an
+///   `Idempotency-Key` header or is marked retryable (`Endpoint.retryable()`): a second
+///   `POST` could create a second order;
+/// - a body that cannot be sent twice;
+/// - cancellation, business and decoding errors, and any 4xx but 408 and 429: sending the
+///   same request again gives the same answer;
+/// - a wait that would end past the request's ``Deadline``, or one the ``RetryBudget``
+///   cannot pay for.
+///
+/// The wait before retry *n* is a random duration between zero and
+/// `baseDelay × multiplier^(n−1)` capped at `maximumDelay` ("full jitter"), so clients that
+/// failed together do not come back together. A `Retry-After` (seconds or HTTP-date) replaces
+/// it; one longer than ``RetryPolicy/maximumRetryAfter`` ends the request at once with the
+/// wait in ``CourierError/retryAfter``. Cancelling the task (or `Client.cancelAll()`) ends a
+/// wait at once.
+///
+/// ```swift
+/// let client = Client(
+///   baseURL: base, transport: URLSessionTransport(),
+///   middleware: [RetryMiddleware(policy: .standard)])
+/// let order = Endpoint<Void>(.post, "orders").header(.idempotencyKey, "7f3a").retryable()
+/// ```
+///
+/// The response (``Response/attempts``) and the error (``CourierError/attempts``) say how
+/// many attempts were made; each attempt's request carries its number in
+/// ``AttemptAttribute``.
+public struct RetryMiddleware: Middleware {
+  /// The policy for requests that do not bring their own (``RetryPolicyAttribute``).
+  public var policy: RetryPolicy
+  /// The budget shared by this middleware's requests, or `nil` for none.
+  public let budget: RetryBudget?
+  private let clock: any Clock<Duration>
+  private let jitter: @Sendable (Duration) -> Duration
+
+  /// Creates the middleware.
+  ///
+  /// - Parameters:
+  ///   - policy: Default ``RetryPolicy/standard``.
+  ///   - budget: Default a ``RetryBudget`` with its defaults (20 % of requests over 10 s,
+  ///     at least 10 retries); `nil` for no budget.
+  ///   - clock: What backoff waits sleep on; inject a test clock in tests.
+  ///   - jitter: Picks the wait from the backoff ceiling; default ``fullJitter(_:)``.
+  public init(
+    policy: RetryPolicy = .standard, budget: RetryBudget? = RetryBudget(),
+    clock: any Clock<Duration> = ContinuousClock(),
+    jitter: @escaping @Sendable (Duration) -> Duration = RetryMiddleware.fullJitter
+  ) {
+    self.policy = policy
+    self.budget = budget
+    self.clock = clock
+    self.jitter = jitter
+  }
+
+  /// A uniformly random duration between zero and `ceiling`, in whole microseconds.
+  @Sendable public static func fullJitter(_ ceiling: Duration) -> Duration {
+    let microseconds = max(0, Int64(RetryPolicy.seconds(ceiling) * 1_000_000))
+    return .microseconds(Int64.random(in: 0...microseconds))
+  }
+
+  /// Sends the request, and again while the policy allows.
+  public func intercept(_ request: Request, next: Next) async throws -> Response {
+    let policy = request.attributes[RetryPolicyAttribute.self] ?? self.policy
+    budget?.recordRequest()
+    let mayRetry =
+      policy.maximumAttempts > 1 && request.body.isReplayable
+      && (request.method.isIdempotent || request.attributes[RetryableAttribute.self]
+        || request.headers.contains(.idempotencyKey))
+    var attempt = 1
+    while true {
+      var attemptRequest = request
+      attemptRequest.attributes[AttemptAttribute.self] = attempt
+      var outcome: Result<Response, CourierError>
+      do {
+        var response = try await next(attemptRequest)
+        response.attempts = attempt
+        outcome = .success(response)
+      } catch {
+        var failure = CourierError(error, request: attemptRequest)
+        failure.attempts = max(failure.attempts, attempt)
+        outcome = .failure(failure)
+      }
+      guard mayRetry, attempt < policy.maximumAttempts,
+        let wait = decide(&outcome, policy: policy, attempt: attempt, request: request)
+      else { return try outcome.get() }
+      do {
+        try await clock.sleep(for: wait)
+      } catch {
+        throw CourierError(
+          kind: .cancelled,
+          debugMessage: "cancelled during the backoff before attempt \(attempt + 1)",
+          underlying: error, request: attemptRequest, attempts: attempt, stage: "retry")
+      }
+      attempt += 1
+    }
+  }
+
+  /// The wait before the next attempt, or `nil` to end with `outcome` (whose error then says
+  /// why it was not retried).
+  private func decide(
+    _ outcome: inout Result<Response, CourierError>, policy: RetryPolicy, attempt: Int,
+    request: Request
+  ) -> Duration? {
+    let response: Response?
+    switch outcome {
+    case .success(let value):
+      guard policy.retryableStatuses.contains(value.status) else { return nil }
+      response = value
+    case .failure(let error):
+      let retryableStatus =
+        error.kind == .httpStatus && error.status.map(policy.retryableStatuses.contains) == true
+      guard retryableStatus || policy.retryableKinds.contains(error.kind) else { return nil }
+      response = error.response
+    }
+    if Task.isCancelled { return nil }
+
+    var wait = jitter(policy.backoff(beforeRetry: attempt))
+    if let header = response?.headers[.retryAfter], let asked = RetryAfter.parse(header) {
+      guard asked <= policy.maximumRetryAfter else {
+        note(
+          &outcome, retryAfter: asked,
+          "not retried: Retry-After asks for \(asked), more than the policy's \(policy.maximumRetryAfter)"
+        )
+        return nil
+      }
+      wait = asked
+    }
+    if let deadline = request.attributes[DeadlineAttribute.self], wait >= deadline.remaining {
+      note(&outcome, "not retried: waiting \(wait) would pass the deadline (\(deadline))")
+      return nil
+    }
+    if let budget, !budget.tryRetry() {
+      note(&outcome, "not retried: the retry budget is spent (\(budget.ratio) of requests)")
+      return nil
+    }
+    return wait
+  }
+
+  private func note(
+    _ outcome: inout Result<Response, CourierError>, retryAfter: Duration? = nil, _ message: String
+  ) {
+    guard case .failure(var error) = outcome else { return }
+    error.debugMessage += error.debugMessage.isEmpty ? message : "; " + message
+    if let retryAfter { error.retryAfter = retryAfter }
+    outcome = .failure(error)
+  }
+}
