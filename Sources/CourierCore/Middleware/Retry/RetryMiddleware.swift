@@ -71,9 +71,13 @@ public struct RetryMiddleware: Middleware {
       && (request.method.isIdempotent || request.attributes[RetryableAttribute.self]
         || request.headers.contains(.idempotencyKey))
     var attempt = 1
+    // A deadline set by a TimeoutMiddleware inside comes back on the attempt's request, and
+    // goes out again with every later attempt, so it spans them all.
+    var deadline = request.attributes[DeadlineAttribute.self]
     while true {
       var attemptRequest = request
       attemptRequest.attributes[AttemptAttribute.self] = attempt
+      if let deadline { attemptRequest.attributes[DeadlineAttribute.self] = deadline }
       var outcome: Result<Response, CourierError>
       do {
         var response = try await next(attemptRequest)
@@ -84,8 +88,10 @@ public struct RetryMiddleware: Middleware {
         failure.attempts = max(failure.attempts, attempt)
         outcome = .failure(failure)
       }
+      let sent = (try? outcome.get().request) ?? outcome.failureRequest
+      deadline = deadline ?? sent?.attributes[DeadlineAttribute.self]
       guard mayRetry, attempt < policy.maximumAttempts,
-        let wait = decide(&outcome, policy: policy, attempt: attempt, request: request)
+        let wait = decide(&outcome, policy: policy, attempt: attempt, deadline: deadline)
       else { return try outcome.get() }
       do {
         try await clock.sleep(for: wait)
@@ -103,7 +109,7 @@ public struct RetryMiddleware: Middleware {
   /// why it was not retried).
   private func decide(
     _ outcome: inout Result<Response, CourierError>, policy: RetryPolicy, attempt: Int,
-    request: Request
+    deadline: Deadline?
   ) -> Duration? {
     let response: Response?
     switch outcome {
@@ -129,7 +135,7 @@ public struct RetryMiddleware: Middleware {
       }
       wait = asked
     }
-    if let deadline = request.attributes[DeadlineAttribute.self], wait >= deadline.remaining {
+    if let deadline, wait >= deadline.remaining {
       note(&outcome, "not retried: waiting \(wait) would pass the deadline (\(deadline))")
       return nil
     }
@@ -147,5 +153,13 @@ public struct RetryMiddleware: Middleware {
     error.debugMessage += error.debugMessage.isEmpty ? message : "; " + message
     if let retryAfter { error.retryAfter = retryAfter }
     outcome = .failure(error)
+  }
+}
+
+extension Result where Success == Response, Failure == CourierError {
+  /// The request a failed attempt was sent as, when the error knows it.
+  fileprivate var failureRequest: Request? {
+    if case .failure(let error) = self { return error.request }
+    return nil
   }
 }

@@ -1,0 +1,116 @@
+/// Ends an attempt that takes too long, and a logical request that has run out of time across
+/// all its attempts and backoff waits — enforced by Courier itself, because URLSession on
+/// Linux enforces only an idle timeout (no bytes for a while) and no total time at all.
+///
+/// - Per attempt: default 30 s (``defaultAttemptTimeout``); `Endpoint.timeout(_:)` overrides
+///   it per endpoint.
+/// - Overall: default 60 s (``defaultOverallTimeout``), from the first attempt to the last
+///   byte, backoff waits included; `Endpoint.deadline(_:)` overrides it.
+///
+/// When a limit fires, the attempt in flight is cancelled (the transport closes its
+/// connection; nothing keeps running) and the request fails with kind
+/// ``CourierError/Kind/timedOut``; ``CourierError/debugDescription`` names the limit that
+/// fired. The deadline travels with the request as its ``DeadlineAttribute``, so a
+/// ``RetryMiddleware`` outside starts no wait or attempt that would end past it.
+///
+/// ```swift
+/// let client = Client(
+///   baseURL: base, transport: URLSessionTransport(),
+///   middleware: [RetryMiddleware(), TimeoutMiddleware(attempt: .seconds(10), overall: .seconds(30))])
+/// let report = Endpoint<Data>(.get, "reports/2026").timeout(.seconds(120)).deadline(.seconds(300))
+/// ```
+public struct TimeoutMiddleware: Middleware {
+  /// The limit for one attempt, or `nil` for none.
+  public var attemptTimeout: Duration?
+  /// The limit for the logical request, or `nil` for none.
+  public var overallTimeout: Duration?
+  private let clock: any Clock<Duration>
+  private let deadline: @Sendable (Duration) -> Deadline
+
+  /// 30 s per attempt: far above any healthy API call, short enough that a stuck connection
+  /// is noticed while the user still waits.
+  public static let defaultAttemptTimeout = Duration.seconds(30)
+  /// 60 s overall: two full attempts, or several short ones with backoff.
+  public static let defaultOverallTimeout = Duration.seconds(60)
+
+  /// Creates the middleware.
+  ///
+  /// - Parameters:
+  ///   - attempt: Per-attempt limit; default 30 s; `nil` for none.
+  ///   - overall: Logical-request limit; default 60 s; `nil` for none.
+  ///   - clock: The clock limits are measured on; inject a test clock in tests.
+  public init<C: Clock>(
+    attempt: Duration? = TimeoutMiddleware.defaultAttemptTimeout,
+    overall: Duration? = TimeoutMiddleware.defaultOverallTimeout,
+    clock: C = ContinuousClock()
+  ) where C.Duration == Duration {
+    attemptTimeout = attempt
+    overallTimeout = overall
+    self.clock = clock
+    deadline = { Deadline(after: $0, clock: clock) }
+  }
+
+  /// Sends the attempt, failing it with ``CourierError/Kind/timedOut`` when a limit fires.
+  public func intercept(_ request: Request, next: Next) async throws -> Response {
+    var request = request
+    var deadline = request.attributes[DeadlineAttribute.self]
+    if deadline == nil,
+      let overall = request.attributes[OverallTimeoutAttribute.self] ?? overallTimeout
+    {
+      deadline = self.deadline(overall)
+      request.attributes[DeadlineAttribute.self] = deadline
+    }
+    let attempt = request.timeout ?? attemptTimeout
+    var limit = attempt
+    var firing = attempt.map { "the per-attempt timeout of \($0)" }
+    if let deadline {
+      let remaining = deadline.remaining
+      if limit.map({ remaining < $0 }) ?? true {
+        limit = remaining
+        firing = "the overall deadline of \(deadline.limit)"
+      }
+    }
+    guard let limit, let firing else { return try await next(request) }
+    guard limit > .zero else { throw timedOut(request, firing, sent: false) }
+    // The transport applies the limit too (URLSession as an idle timeout).
+    if request.timeout == nil || request.timeout.map({ $0 > limit }) == true {
+      request.timeout = limit
+    }
+    let attemptRequest = request
+    let outcome = try await withThrowingTaskGroup(of: Response?.self) { group in
+      group.addTask { try await next(attemptRequest) }
+      group.addTask { [clock] in
+        try await clock.sleep(for: limit)
+        return nil
+      }
+      defer { group.cancelAll() }
+      return try await group.next() ?? nil
+    }
+    guard let response = outcome else { throw timedOut(request, firing, sent: true) }
+    return response
+  }
+
+  private func timedOut(_ request: Request, _ firing: String, sent: Bool) -> CourierError {
+    CourierError(
+      kind: .timedOut,
+      debugMessage: sent
+        ? "\(firing) fired; the attempt was cancelled"
+        : "\(firing) had passed before the attempt started",
+      request: request, attempts: sent ? 1 : 0, stage: "timeout")
+  }
+}
+
+/// The overall limit for one endpoint's logical request, replacing the
+/// ``TimeoutMiddleware``'s; set it with `Endpoint.deadline(_:)`.
+public enum OverallTimeoutAttribute: RequestAttributeKey {
+  /// No override.
+  public static let defaultValue: Duration? = nil
+}
+
+extension Endpoint {
+  /// Limits the whole logical request — every attempt and every wait between them — to
+  /// `duration`, replacing the ``TimeoutMiddleware``'s overall limit.
+  public func deadline(_ duration: Duration) -> Self {
+    attribute(OverallTimeoutAttribute.self, duration)
+  }
+}

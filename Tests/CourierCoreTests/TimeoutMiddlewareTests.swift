@@ -1,0 +1,84 @@
+import CourierCore
+import CourierTesting
+import Foundation
+import Testing
+
+@Suite("TimeoutMiddleware", .timeLimit(.minutes(1)))
+struct TimeoutMiddlewareTests {
+  @Test("the per-attempt timeout fires at its simulated time and cancels the attempt")
+  func perAttempt() async throws {
+    let clock = TestClock()
+    let stub = StubTransport(fallback: .never)
+    let client = stubClient(
+      stub, middleware: [TimeoutMiddleware(attempt: .seconds(30), overall: nil, clock: clock)])
+    let task = Task { try await client.send(Endpoint<Void>(.get, "slow")) }
+    await clock.waitForSleepers(1)
+    clock.advance(by: .seconds(30) - .milliseconds(1))
+    await stub.waitForRequests(1)
+    #expect(client.inFlightCount == 1, "still running a millisecond before the limit")
+    clock.advance(by: .milliseconds(1))
+    let error = await courierError { try await task.value }
+    #expect(error?.kind == .timedOut)
+    #expect(error?.debugDescription.contains("per-attempt timeout of 30") == true)
+    #expect(error?.reason == "The server took too long to respond.")
+    #expect(client.inFlightCount == 0)
+    #expect(stub.requests.first?.timeout == .seconds(30), "the transport gets the limit too")
+  }
+
+  @Test("an endpoint's timeout replaces the middleware's")
+  func endpointOverride() async throws {
+    let clock = TestClock()
+    let stub = StubTransport(fallback: .never)
+    let client = stubClient(stub, middleware: [TimeoutMiddleware(clock: clock)])
+    let task = Task { try await client.send(Endpoint<Void>(.get, "slow").timeout(.seconds(5))) }
+    await clock.waitForSleepers(1)
+    clock.advance(by: .seconds(5))
+    let error = await courierError { try await task.value }
+    #expect(error?.debugDescription.contains("per-attempt timeout of 5") == true)
+  }
+
+  @Test("the overall deadline spans retries and backoff, and fires at its simulated time")
+  func overallAcrossRetries() async throws {
+    let clock = TestClock()
+    let stub = StubTransport(fallback: .never)
+    let client = stubClient(
+      stub,
+      middleware: [
+        RetryMiddleware(budget: nil, clock: clock, jitter: { $0 }),
+        TimeoutMiddleware(attempt: .seconds(10), overall: .seconds(25), clock: clock),
+      ])
+    let task = Task { try await client.send(Endpoint<Void>(.get, "slow")) }
+    // attempt 1 (10 s), backoff 0.5 s, attempt 2 (10 s), backoff 1 s, attempt 3 (3.5 s left)
+    for (index, step) in [10, 0.5, 10, 1].enumerated() {
+      await clock.waitForSleepers(index + 1)
+      clock.advance(by: .milliseconds(Int64(step * 1000)))
+    }
+    await clock.waitForSleepers(5)
+    await stub.waitForRequests(3)
+    clock.advance(by: .milliseconds(3499))
+    #expect(client.inFlightCount == 1)
+    clock.advance(by: .milliseconds(1))
+    let error = await courierError { try await task.value }
+    #expect(error?.kind == .timedOut)
+    #expect(error?.attempts == 3)
+    #expect(error?.debugDescription.contains("overall deadline of 25") == true)
+    #expect(clock.now.offset == .seconds(25))
+  }
+
+  @Test("no retry starts when its backoff would end past the deadline")
+  func retryReadsDeadline() async throws {
+    let clock = TestClock()
+    let stub = StubTransport(fallback: .failure(.connectionLost))
+    let client = stubClient(
+      stub,
+      middleware: [
+        RetryMiddleware(
+          policy: RetryPolicy(baseDelay: .seconds(5)), budget: nil, clock: clock, jitter: { $0 }),
+        TimeoutMiddleware(attempt: .seconds(1), overall: .seconds(3), clock: clock),
+      ])
+    let error = await courierError { try await client.send(Endpoint<Void>(.get, "x")) }
+    #expect(stub.requests.count == 1)
+    #expect(error?.kind == .connectionLost)
+    #expect(error?.debugDescription.contains("pass the deadline") == true)
+  }
+}
