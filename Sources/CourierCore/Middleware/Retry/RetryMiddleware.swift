@@ -91,10 +91,10 @@ public struct RetryMiddleware: Middleware {
       let sent = (try? outcome.get().request) ?? outcome.failureRequest
       deadline = deadline ?? sent?.attributes[DeadlineAttribute.self]
       guard mayRetry, attempt < policy.maximumAttempts,
-        let wait = decide(&outcome, policy: policy, attempt: attempt, deadline: deadline)
+        let wait = try decide(&outcome, policy: policy, attempt: attempt, deadline: deadline)
       else { return try outcome.get() }
       do {
-        try await clock.sleep(for: wait)
+        try await RequestCancellation.sleep(for: wait, clock: clock)
       } catch {
         throw CourierError(
           kind: .cancelled,
@@ -110,7 +110,7 @@ public struct RetryMiddleware: Middleware {
   private func decide(
     _ outcome: inout Result<Response, CourierError>, policy: RetryPolicy, attempt: Int,
     deadline: Deadline?
-  ) -> Duration? {
+  ) throws(CourierError) -> Duration? {
     let response: Response?
     switch outcome {
     case .success(let value):
@@ -122,7 +122,13 @@ public struct RetryMiddleware: Middleware {
       guard retryableStatus || policy.retryableKinds.contains(error.kind) else { return nil }
       response = error.response
     }
-    if Task.isCancelled { return nil }
+    if RequestCancellation.isCancelled {
+      // Cancelled while the attempt failed: end as cancelled, not with the stale outcome.
+      throw CourierError(
+        kind: .cancelled, debugMessage: "cancelled after attempt \(attempt)",
+        request: (try? outcome.get().request) ?? outcome.failureRequest, attempts: attempt,
+        stage: "retry")
+    }
 
     var wait = jitter(policy.backoff(beforeRetry: attempt))
     if let header = response?.headers[.retryAfter], let asked = RetryAfter.parse(header) {
