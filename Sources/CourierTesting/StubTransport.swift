@@ -34,7 +34,9 @@ public final class StubTransport: Transport {
     var routes: [Route] = []
     var queue: [StubResponse] = []
     var requests: [Request] = []
-    var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    var waiters: [(id: Int, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    var nextWaiterID = 0
+    var cancelledWaiters: Set<Int> = []
   }
 
   private let state = Mutex(State())
@@ -81,8 +83,8 @@ public final class StubTransport: Transport {
 
   /// Returns once this transport has received at least `count` requests in all: the event to
   /// wait on before cancelling or inspecting requests in flight, instead of polling
-  /// ``requests``. Give the test a time limit (`.timeLimit`) so a request that never comes
-  /// fails the test instead of hanging it.
+  /// ``requests``. Cancelling the waiting task ends the wait early: give the test a time
+  /// limit (`.timeLimit`) so a request that never comes fails the test instead of hanging it.
   ///
   /// ```swift
   /// let task = Task { try await client.send(Endpoint<Void>(.get, "slow")) }
@@ -90,13 +92,30 @@ public final class StubTransport: Transport {
   /// client.cancelAll()
   /// ```
   public func waitForRequests(_ count: Int) async {
-    await withCheckedContinuation { continuation in
-      let ready = state.withLock { state in
-        guard state.requests.count < count else { return true }
-        state.waiters.append((count, continuation))
-        return false
+    let id = state.withLock { state in
+      defer { state.nextWaiterID += 1 }
+      return state.nextWaiterID
+    }
+    // Cancellation (a test's time limit) ends the wait, so a missing request fails the
+    // test instead of hanging it.
+    await withTaskCancellationHandler {
+      await withCheckedContinuation { continuation in
+        let ready = state.withLock { state in
+          guard state.requests.count < count, !state.cancelledWaiters.contains(id) else {
+            return true
+          }
+          state.waiters.append((id, count, continuation))
+          return false
+        }
+        if ready { continuation.resume() }
       }
-      if ready { continuation.resume() }
+    } onCancel: {
+      let waiter = state.withLock { state in
+        state.cancelledWaiters.insert(id)
+        let index = state.waiters.firstIndex { $0.id == id }
+        return index.map { state.waiters.remove(at: $0).continuation }
+      }
+      waiter?.resume()
     }
   }
 

@@ -46,7 +46,7 @@ public final class TestClock: Clock, Sendable {
     var sleepers: [Int: Sleeper] = [:]
     var cancelled: Set<Int> = []
     var started = 0
-    var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    var waiters: [(id: Int, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
   }
 
   private let state = Mutex(State())
@@ -116,13 +116,28 @@ public final class TestClock: Clock, Sendable {
   /// Returns once `count` sleeps in all have started on this clock (counting those already
   /// over): the event to wait on before ``advance(by:)``.
   public func waitForSleepers(_ count: Int) async {
-    await withCheckedContinuation { continuation in
-      let ready = state.withLock { state in
-        guard state.started < count else { return true }
-        state.waiters.append((count, continuation))
-        return false
+    let id = state.withLock { state in
+      defer { state.nextID += 1 }
+      return state.nextID
+    }
+    // Cancellation (a test's time limit) ends the wait, so a sleep that never starts fails
+    // the test instead of hanging it.
+    await withTaskCancellationHandler {
+      await withCheckedContinuation { continuation in
+        let ready = state.withLock { state in
+          guard state.started < count, !state.cancelled.contains(id) else { return true }
+          state.waiters.append((id, count, continuation))
+          return false
+        }
+        if ready { continuation.resume() }
       }
-      if ready { continuation.resume() }
+    } onCancel: {
+      let waiter = state.withLock { state in
+        state.cancelled.insert(id)
+        let index = state.waiters.firstIndex { $0.id == id }
+        return index.map { state.waiters.remove(at: $0).continuation }
+      }
+      waiter?.resume()
     }
   }
 }

@@ -69,6 +69,8 @@ public struct CourierError: Error, Sendable {
     public static let badResponse = Kind("badResponse")
     /// Any other transport failure.
     public static let transport = Kind("transport")
+    /// The credential was rejected and could not be renewed: the user has to sign in again.
+    public static let authenticationFailed = Kind("authenticationFailed")
     /// A middleware failed with an error of its own that is not a ``CourierError`` (a bug or
     /// a local failure in app code, not the network).
     public static let middleware = Kind("middleware")

@@ -1,0 +1,58 @@
+/// Supplies the credential ``AuthMiddleware`` sends, and a new one when the server rejects it.
+///
+/// ## When to use it
+/// Implement it over wherever your app keeps its session: a token store, a keychain, an OAuth
+/// refresh endpoint. The middleware calls ``credential()`` for each request and
+/// ``refresh(rejected:)`` at most once for all requests that were rejected together.
+///
+/// ## Writing your own
+/// ```swift
+/// actor TokenStore: CredentialProvider {
+///   var token: String?
+///   let refreshClient: Client
+///
+///   func credential() async throws -> Credential? {
+///     token.map { Credential(bearer: $0) }
+///   }
+///
+///   func refresh(rejected: Credential?) async throws -> Credential {
+///     let fresh = try await refreshClient.send(Endpoint<String>(.post, "auth/refresh"))
+///     token = fresh
+///     return Credential(bearer: fresh)
+///   }
+/// }
+///
+/// let client = Client(baseURL: base, transport: URLSessionTransport(),
+///                     middleware: [AuthMiddleware(provider: TokenStore(refreshClient: auth))])
+/// ```
+/// Throw from ``refresh(rejected:)`` when the user has to sign in again (the refresh token
+/// expired too): every request waiting for the refresh then fails with kind
+/// ``CourierError/Kind/authenticationFailed``, whose reason asks the user to sign in.
+public protocol CredentialProvider: Sendable {
+  /// The credential to send now, or `nil` to send the request without one.
+  func credential() async throws -> Credential?
+  /// A new credential to replace `rejected`, which the server refused.
+  func refresh(rejected: Credential?) async throws -> Credential
+}
+
+/// A header value that proves who is calling: `Authorization: Bearer …` or an API key header.
+public struct Credential: Sendable, Hashable, CustomStringConvertible {
+  /// The header it is sent in; default `Authorization`.
+  public var header: HTTPHeaders.Name
+  /// The header's value.
+  public var value: String
+
+  /// A credential sent as `header: value`.
+  public init(_ value: String, header: HTTPHeaders.Name = .authorization) {
+    self.header = header
+    self.value = value
+  }
+
+  /// `Authorization: Bearer <token>`.
+  public init(bearer token: String) {
+    self.init("Bearer \(token)")
+  }
+
+  /// The header name only: a credential's value never appears in a description.
+  public var description: String { "Credential(\(header.rawName): ***)" }
+}
