@@ -85,7 +85,7 @@ public final class StubTransport: Transport {
 
   /// Sends `request` by answering from the script.
   public func send(_ request: Request) async throws -> Response {
-    try Task.checkCancellation()
+    try RequestCancellation.checkCancellation()
     let path = Self.segments(request.url.path)
     let chosen: (@Sendable (Request) throws -> StubResponse)? = state.withLock { state in
       state.requests.append(request)
@@ -102,7 +102,7 @@ public final class StubTransport: Transport {
     }
     let stub = try chosen?(request) ?? fallback
     if stub.delay > .zero {
-      try await clock.sleep(for: stub.delay)
+      try await RequestCancellation.sleep(for: stub.delay, clock: clock)
     }
     if let error = stub.error {
       // A scripted URLError fails the way URLSessionTransport would fail with it.
@@ -115,6 +115,9 @@ public final class StubTransport: Transport {
     }
     return Response(status: stub.status, headers: headers, body: stub.body, request: request)
   }
+
+  /// `true`: delays end at once when the request is cancelled.
+  public var observesRequestCancellation: Bool { true }
 
   private static func segments(_ path: String) -> [Substring] {
     path.split(separator: "/", omittingEmptySubsequences: true)

@@ -34,6 +34,11 @@ public struct URLSessionTransport: Transport {
   /// Whether ``shutdown()`` was called; shared by every copy of this transport.
   private let lifecycle = Lifecycle()
 
+  #if canImport(FoundationNetworking)
+    /// Reusable markers that let `cancelAll()` find an attempt's URLSession task.
+    private let markers = MarkerPool()
+  #endif
+
   /// Creates a transport with its own session.
   ///
   /// - Parameters:
@@ -119,20 +124,31 @@ public struct URLSessionTransport: Transport {
 
   /// Sends `request` once.
   ///
-  /// Cancelling the calling `Task` cancels the `URLSession` task (`data(for:)` and
-  /// `upload(for:)` honour it); ``Client/cancelAll()`` works the same way, because a client
-  /// runs each request in a task of its own.
-  ///
   /// - Throws: ``CourierError`` with a kind from ``URLErrorMapping`` (for example
   ///   ``CourierError/Kind/cannotConnect`` or ``CourierError/Kind/timedOut``),
-  ///   ``CourierError/Kind/cancelled`` when the calling task was cancelled,
+  ///   ``CourierError/Kind/cancelled`` when the calling task or the request was cancelled,
   ///   ``CourierError/Kind/invalidRequest`` after ``shutdown()``.
   public func send(_ request: Request) async throws -> Response {
-    let urlRequest = Self.urlRequest(for: request)
+    var urlRequest = Self.urlRequest(for: request)
     try lifecycle.begin(request)
     defer { if lifecycle.end() { session.invalidateAndCancel() } }
     do {
       let (data, urlResponse): (Data, URLResponse)
+      #if canImport(FoundationNetworking)
+        // Courier's requests run inline in the caller's task, so `Client.cancelAll()` cannot
+        // reach them through Task cancellation. The async URLSession calls are the cheapest on
+        // Linux (the completion-handler API adds a delegate-queue hop), but hide the
+        // URLSessionTask; a marker on the request lets a cancellation find it.
+        let attempt = MarkedAttempt(session: session, host: request.url.host, pool: markers)
+        urlRequest.mainDocumentURL = attempt.marker
+        let token = RequestCancellation.current
+        let handler = token?.addHandler { attempt.cancel() }
+        defer {
+          token?.removeHandler(handler)
+          attempt.finish()
+        }
+        try RequestCancellation.checkCancellation()
+      #endif
       if let file = request.body.fileURL {
         (data, urlResponse) = try await session.upload(for: urlRequest, fromFile: file)
       } else if let body = request.body.data, !body.isEmpty {
@@ -151,13 +167,18 @@ public struct URLSessionTransport: Transport {
       throw error
     } catch {
       var mapped = URLErrorMapping.courierError(for: error, request: request)
-      if Task.isCancelled, mapped.kind != .cancelled {
+      if RequestCancellation.isCancelled, mapped.kind != .cancelled {
         mapped.debugMessage += "; the request was cancelled"
         mapped.kind = .cancelled
       }
       throw mapped
     }
   }
+
+  #if canImport(FoundationNetworking)
+    /// `true` on Linux: `cancelAll()` finds the URLSession task by its marker.
+    public var observesRequestCancellation: Bool { true }
+  #endif
 
   /// The `URLRequest` for `request`.
   ///
@@ -277,3 +298,123 @@ private final class Lifecycle: Sendable {
     return true
   }
 }
+
+#if canImport(FoundationNetworking)
+  /// Finds and cancels the URLSession task of one attempt from outside the sending task.
+  ///
+  /// The attempt's `URLRequest` carries a `mainDocumentURL` no other attempt in flight on the
+  /// session carries (`http://<host>/#courier-attempt-N`, an IPv6 host in brackets: the
+  /// request's own host, so cookie policies that compare the main document's domain are
+  /// unaffected). `cancel()` looks the task up with `getAllTasks` and cancels it.
+  ///
+  /// The lookup misses only while `data(for:)` has not registered its task yet — the few
+  /// microseconds between the cancellation check in `send` and the task's creation — so it is
+  /// repeated after 1, 2, 4 … ms (at most 64 ms apart), and stops as soon as the task is found
+  /// or the attempt finished. The wait is bounded by the attempt itself: an attempt whose
+  /// task never appears is one whose `send` returned, and `finish()` ends the lookups. A
+  /// cancellation therefore costs one `getAllTasks` in practice and a few in a race, instead
+  /// of a lookup every millisecond.
+  ///
+  /// Markers come from a ``MarkerPool`` and go back to it when the attempt finishes, because
+  /// parsing a new URL for every request costs about 1% of a loopback request. A marker that
+  /// a cancellation looked up is never reused, so a late lookup cannot find a later attempt.
+  private final class MarkedAttempt: Sendable {
+    private struct State {
+      var finished = false
+      var lookedUp = false
+    }
+
+    let session: URLSession
+    let marker: URL?
+    private let host: String
+    private let pool: MarkerPool
+    private let state = Mutex(State())
+
+    init(session: URLSession, host: String?, pool: MarkerPool) {
+      self.session = session
+      self.host = host ?? "localhost"
+      self.pool = pool
+      self.marker = pool.take(host: self.host)
+    }
+
+    /// Ends the attempt; its marker goes back to the pool unless a lookup used it.
+    func finish() {
+      let reusable = state.withLock { state in
+        state.finished = true
+        return !state.lookedUp
+      }
+      if reusable, let marker { pool.give(marker, host: host) }
+    }
+
+    /// Cancels the attempt's task, looking again after `delay` (doubled each time, at most
+    /// 64 ms) while the task is not registered yet and the attempt has not finished.
+    func cancel(retryAfter delay: Int = 1) {
+      guard let marker else { return }
+      let active = state.withLock { state in
+        guard !state.finished else { return false }
+        state.lookedUp = true
+        return true
+      }
+      guard active else { return }
+      session.getAllTasks { [self] tasks in
+        if let task = tasks.first(where: { $0.originalRequest?.mainDocumentURL == marker }) {
+          task.cancel()
+        } else {
+          DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(delay)) {
+            self.cancel(retryAfter: min(delay * 2, 64))
+          }
+        }
+      }
+    }
+  }
+
+  /// Marker URLs by host, free for the next attempt.
+  ///
+  /// Bounded: at most ``capacity`` markers in all, whatever the number of hosts, and a host
+  /// whose markers are all in use has no entry, so the table shrinks as well as grows. 256
+  /// covers the attempts a session has in flight at once (URLSession opens 6 connections per
+  /// host by default); beyond it, a marker is dropped and the next attempt parses a new one.
+  final class MarkerPool: Sendable {
+    /// The most markers kept free, over every host.
+    static let capacity = 256
+
+    private struct State {
+      var nextID: UInt64 = 0
+      var free: [String: [URL]] = [:]
+      var count = 0
+    }
+
+    private let state = Mutex(State())
+
+    /// A marker for an attempt to `host`: a free one, or a new one.
+    func take(host: String) -> URL? {
+      let taken = state.withLock { state -> (reused: URL?, newID: UInt64) in
+        if let url = state.free[host]?.popLast() {
+          state.count -= 1
+          if state.free[host]?.isEmpty == true { state.free[host] = nil }
+          return (url, 0)
+        }
+        state.nextID &+= 1
+        return (nil, state.nextID)
+      }
+      if let url = taken.reused { return url }
+      // An IPv6 literal needs brackets, or the URL does not parse.
+      let authority = host.contains(":") ? "[\(host)]" : host
+      return URL(string: "http://\(authority)/#courier-attempt-\(taken.newID)")
+    }
+
+    /// Returns a marker; dropped when the pool is full.
+    func give(_ url: URL, host: String) {
+      state.withLock { state in
+        guard state.count < Self.capacity else { return }
+        state.free[host, default: []].append(url)
+        state.count += 1
+      }
+    }
+
+    /// How many markers are free, and for how many hosts.
+    var size: (markers: Int, hosts: Int) {
+      state.withLock { ($0.count, $0.free.count) }
+    }
+  }
+#endif

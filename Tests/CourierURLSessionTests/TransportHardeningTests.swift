@@ -200,6 +200,28 @@ struct TransportHardeningTests {
   }
 
   #if canImport(FoundationNetworking)
+    @Test("an IPv6 host gets a cancellation marker, so cancelAll can find its task")
+    func ipv6Marker() {
+      let marker = MarkerPool().take(host: "::1")
+      #expect(marker?.host == "::1")
+      #expect(marker?.fragment?.hasPrefix("courier-attempt-") == true)
+    }
+
+    @Test("the marker pool is bounded and forgets hosts whose markers are all taken")
+    func markerPoolIsBounded() throws {
+      let pool = MarkerPool()
+      for index in 0..<(MarkerPool.capacity + 100) {
+        let host = "host-\(index).example"
+        let marker = try #require(pool.take(host: host))
+        pool.give(marker, host: host)
+      }
+      #expect(pool.size.markers == MarkerPool.capacity)
+      #expect(pool.size.hosts == MarkerPool.capacity)
+      _ = pool.take(host: "host-0.example")
+      #expect(pool.size.markers == MarkerPool.capacity - 1)
+      #expect(pool.size.hosts == MarkerPool.capacity - 1)
+    }
+
     @Test("URLSession on Linux refuses an IPv6 literal URL: invalidRequest, nothing sent")
     func ipv6LiteralOnLinux() async throws {
       let fixture = try WireFixture(host: "::1")

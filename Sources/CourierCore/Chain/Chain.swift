@@ -6,11 +6,21 @@ enum Chain {
   /// wraps what it throws in a ``CourierError`` naming itself as the stage, unless an inner
   /// layer already did.
   static func compose(_ middleware: [any Middleware], around transport: any Transport) -> Handler {
+    let observes = transport.observesRequestCancellation
     var handler: Handler = { request in
       do {
-        // Checked before every attempt, so a retry loop ends once the request is cancelled.
-        try Task.checkCancellation()
-        return try await transport.send(request)
+        guard let token = RequestCancellation.current else {
+          return try await transport.send(request)
+        }
+        if token.isCancelled { throw CancellationError() }
+        if observes { return try await transport.send(request) }
+        // A transport that only knows Task cancellation runs in a task the token can cancel.
+        let attempt = Task { try await transport.send(request) }
+        return try await RequestCancellation.withCancellationHandler {
+          try await attempt.value
+        } onCancel: {
+          attempt.cancel()
+        }
       } catch {
         var wrapped = CourierError(error, request: request, stage: "transport")
         wrapped.attempts = max(wrapped.attempts, 1)

@@ -86,24 +86,22 @@ public final class Client: Sendable {
       throw localized(CourierError(CancellationError(), request: request, stage: "client"))
     }
     let start = ContinuousClock.now
-    // The chain runs in a task of its own, so that `cancelAll()` can cancel it with Swift's
-    // own cancellation, which reaches every await inside it (URLSession's `data(for:)`
-    // included). The task costs about 2 µs per request (`courier-bench chain`); end to end
-    // it is lost in the noise (`courier-bench e2e`).
-    let chain = self.chain
-    let (task, ticket) = inFlight.start { Task { try await chain(request) } }
-    defer { inFlight.remove(ticket) }
+    let token = RequestCancellation(parent: RequestCancellation.current)
+    let ticket = inFlight.insert(token)
+    defer {
+      inFlight.remove(ticket)
+      token.detachFromParent()
+    }
     do {
-      var response = try await withTaskCancellationHandler {
-        try await task.value
-      } onCancel: {
-        task.cancel()
+      // The chain runs inline in the caller's task: no extra task, no thread hop.
+      var response = try await RequestCancellation.$current.withValue(token) {
+        try await chain(request)
       }
       response.timings.total = ContinuousClock.now - start
       return response
     } catch {
       var failure = CourierError(error, request: request)
-      if task.isCancelled, failure.kind != .cancelled {
+      if (token.isCancelled || Task.isCancelled), failure.kind != .cancelled {
         failure.debugMessage += failure.debugMessage.isEmpty ? "" : "; "
         failure.debugMessage += "cancelled while failing as \(failure.kind)"
         failure.kind = .cancelled

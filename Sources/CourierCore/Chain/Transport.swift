@@ -36,4 +36,17 @@
 public protocol Transport: Sendable {
   /// Sends `request` once and returns what the server answered, whatever its status.
   func send(_ request: Request) async throws -> Response
+
+  /// Whether ``send(_:)`` ends by itself when ``RequestCancellation/current`` is cancelled (by
+  /// ``Client/cancelAll()``), for example by waiting inside
+  /// ``RequestCancellation/withCancellationHandler(operation:onCancel:)``. Default `false`:
+  /// the client then runs each attempt in a child task it can cancel, which costs a thread
+  /// hop per request.
+  var observesRequestCancellation: Bool { get }
+}
+
+extension Transport {
+  /// `false`: the client runs each attempt in a child task so that
+  /// ``Client/cancelAll()`` can cancel it.
+  public var observesRequestCancellation: Bool { false }
 }
