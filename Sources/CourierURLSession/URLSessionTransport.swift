@@ -104,11 +104,12 @@ public struct URLSessionTransport: Transport {
   /// before shutting down. The session is invalidated once no send is under way (URLSession
   /// on Linux traps when a task is created in an invalidated session); a send that had not
   /// yet created its URLSession task when `shutdown()` ran is not cancelled and finishes. A
-  /// session passed to ``init(session:)`` is invalidated too (a no-op for
-  /// `URLSession.shared`).
+  /// session passed to ``init(session:)`` is invalidated too, except `URLSession.shared`:
+  /// other code may still use it, and its tasks cannot be told from this transport's, so
+  /// nothing is cancelled there; later sends through this transport are still refused.
   public func shutdown() {
     let (first, invalidate) = lifecycle.shutDown()
-    guard first else { return }
+    guard first, session !== URLSession.shared else { return }
     if invalidate {
       session.invalidateAndCancel()
     } else {
@@ -131,7 +132,9 @@ public struct URLSessionTransport: Transport {
   public func send(_ request: Request) async throws -> Response {
     var urlRequest = Self.urlRequest(for: request)
     try lifecycle.begin(request)
-    defer { if lifecycle.end() { session.invalidateAndCancel() } }
+    defer {
+      if lifecycle.end(), session !== URLSession.shared { session.invalidateAndCancel() }
+    }
     do {
       let (data, urlResponse): (Data, URLResponse)
       #if canImport(FoundationNetworking)

@@ -170,7 +170,7 @@ struct TransportHardeningTests {
       ),
       ("a=1,b=2 ,  c=3", ["a=1", "b=2", "c=3"]),
       ("a=x,y; Path=/", ["a=x,y; Path=/"]),
-      ("a=1, , b=2", ["a=1, ", "b=2"].map { $0.trimmingCharacters(in: .whitespaces) }),
+      ("a=1, , b=2", ["a=1,", "b=2"]),
     ])
   func setCookieSplitter(merged: String, cookies: [String]) {
     #expect(SetCookieSplitter.split(merged) == cookies)
@@ -280,5 +280,19 @@ struct TransportHardeningTests {
     let error = await courierError { try await fixture.client.send(Endpoint<Data>(.get, "x")) }
     #expect(error?.kind == .invalidRequest)
     #expect(fixture.server.requestCount == 0)
+  }
+
+  @Test("shutting down a transport on URLSession.shared leaves the shared session working")
+  func shutdownSparesSharedSession() async throws {
+    let server = try MockServer()
+    defer { server.shutdown() }
+    server.enqueue(.text("still works"))
+    let transport = URLSessionTransport(session: .shared)
+    let client = Client(baseURL: server.baseURL, transport: transport)
+    transport.shutdown()
+    let refused = await courierError { try await client.send(Endpoint<Data>(.get, "x")) }
+    #expect(refused?.kind == .invalidRequest)
+    let (data, _) = try await URLSession.shared.data(for: URLRequest(url: server.url("shared")))
+    #expect(String(decoding: data, as: UTF8.self) == "still works")
   }
 }
