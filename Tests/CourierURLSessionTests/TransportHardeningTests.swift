@@ -199,6 +199,21 @@ struct TransportHardeningTests {
     #expect(client.inFlightCount == 0)
   }
 
+  @Test(
+    "cancelAll just as a request reaches URLSession still cancels it", arguments: 0..<10)
+  func cancelAllRacesTaskCreation(round: Int) async throws {
+    let (entered, requests) = Entered.make()
+    let fixture = try WireFixture(middleware: [entered])
+    defer { fixture.shutdown() }
+    fixture.server.setDispatcher { _ in MockResponse(fault: .hang) }
+    let client = fixture.client
+    let task = Task { try await client.send(Endpoint<Data>(.get, "race/\(round)")) }
+    // The lookup may run before data(for:) has registered its task: it is retried then.
+    await requests.take(1)
+    #expect(client.cancelAll() == 1)
+    #expect(await courierError { try await task.value }?.kind == .cancelled)
+  }
+
   #if canImport(FoundationNetworking)
     @Test("an IPv6 host gets a cancellation marker, so cancelAll can find its task")
     func ipv6Marker() {
