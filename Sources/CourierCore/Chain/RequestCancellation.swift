@@ -4,7 +4,7 @@ import Synchronization
 /// does.
 ///
 /// A ``Client`` runs each request's chain inline in the caller's task (an extra task per
-/// request would cost a thread hop, measured at about 25 µs of CPU per request end to end on
+/// request would cost a thread hop, measured at about 20 µs of CPU per request end to end on
 /// Linux with `courier-bench e2e`) and gives the request a `RequestCancellation`, readable as
 /// ``current`` anywhere in the chain.
 /// Cancelling the caller's `Task` works as usual; ``Client/cancelAll()`` cancels the
