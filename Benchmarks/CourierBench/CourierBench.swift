@@ -2,6 +2,7 @@ import CAllocationCounter
 import Courier
 import CourierTesting
 import Foundation
+import Synchronization
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking
@@ -12,7 +13,8 @@ import Foundation
 /// 1. Chain overhead: a request through a `Client` with 0 and 6 pass-through middleware over a
 ///    transport that answers at once, against calling the transport directly.
 /// 2. End to end: GET + JSON decode of a ~300-byte body from `MockServer` on loopback, Courier
-///    against plain `URLSession.data(for:)` + `JSONDecoder`, alternating rounds.
+///    against plain `URLSession.data(for:)` + `JSONDecoder`, and against the simpler
+///    cancellation design (a Task per request, no markers), in rotating rounds.
 /// 3. Envelope: checking `{"code":0,"msg":…,"data":…}` and decoding `data`, against plain
 ///    `JSONDecoder` on the payload bytes alone.
 ///
@@ -32,7 +34,8 @@ struct CourierBench {
     }
     if runs("e2e") {
       print()
-      try await EndToEndBenchmark.run(requestsPerRound: quick ? 50 : 100, rounds: quick ? 6 : 60)
+      // Short rounds, rotated, so that load from other processes hits every variant alike.
+      try await EndToEndBenchmark.run(requestsPerRound: 20, rounds: quick ? 30 : 300)
     }
     if runs("envelope") {
       print()
@@ -100,7 +103,7 @@ enum Measure {
 
 enum ChainBenchmark {
   /// Answers at once. It ends by itself, so it may say it observes `cancelAll()`; with
-  /// `observes == false` the client runs each attempt in a child task instead.
+  /// `observes == false` the client runs each attempt in an unstructured task instead.
   struct ImmediateTransport: Transport {
     let status: Int
     var observes = true
@@ -207,6 +210,17 @@ enum EndToEndBenchmark {
       let endpoint = Endpoint<Item>(.get, "item")
       return { _ = try await client.send(endpoint) }
     }
+    // The simpler cancellation design, measured against the shipped one: each request in a
+    // Task that `cancelAll()` cancels, over a transport without markers.
+    // Each variant has a session of its own, as the other rows do.
+    func bareClient() -> Client {
+      let session = URLSession(configuration: URLSessionTransport.defaultConfiguration)
+      return Client(baseURL: server.baseURL, transport: BareURLSessionTransport(session: session))
+    }
+    let taskClient = bareClient()
+    let inlineClient = bareClient()
+    let endpoint = Endpoint<Item>(.get, "item")
+    let registry = TaskRegistry()
     let variants: [(String, () async throws -> Void)] = [
       (
         "plain URLSession(.ephemeral).data(for:) + JSONDecoder",
@@ -217,12 +231,20 @@ enum EndToEndBenchmark {
         courier(URLSessionTransport())
       ),
       (
-        "plain URLSession, Courier's configuration (ephemeral, no URLCache)",
+        "plain URLSession, Courier's configuration (ephemeral, no URLCache, no cookies)",
         plain(URLSession(configuration: URLSessionTransport.defaultConfiguration))
       ),
       (
         "Courier on URLSessionTransport(configuration: .ephemeral)",
         courier(URLSessionTransport(configuration: .ephemeral))
+      ),
+      (
+        "simpler design: each request in a Task for cancelAll, no markers",
+        { _ = try await registry.run { try await taskClient.send(endpoint) } }
+      ),
+      (
+        "no markers, no Task: cancelAll cannot reach it (lower bound)",
+        { _ = try await inlineClient.send(endpoint) }
       ),
       (
         "plain URLSession(.ephemeral) again (noise control)",
@@ -279,7 +301,63 @@ enum EndToEndBenchmark {
     print("\nCourier / plain URLSession, each as shipped (row 2 / row 1): \(ratio(1, 0))  ")
     print("Courier / plain URLSession, same configuration (row 2 / row 3): \(ratio(1, 2))  ")
     print("Courier / plain URLSession, same configuration (row 4 / row 1): \(ratio(3, 0))  ")
-    print("Noise control (row 5 / row 1): \(ratio(4, 0))")
+    print("Simpler design / Courier (row 5 / row 2): \(ratio(4, 1))  ")
+    print("Courier / lower bound (row 2 / row 6): \(ratio(1, 5))  ")
+    func cpuDifference(_ a: Int, _ b: Int) -> String {
+      Measure.format(Measure.median(cpu[a]) - Measure.median(cpu[b]))
+    }
+    print(
+      "CPU µs/request, row 5 - row 2: \(cpuDifference(4, 1)); row 5 - row 6: "
+        + "\(cpuDifference(4, 5)); row 2 - row 6: \(cpuDifference(1, 5))  ")
+    print("Noise control (row 7 / row 1): \(ratio(6, 0))")
+  }
+}
+
+/// `URLSessionTransport.send` without the marker: cancellation is Swift's only. With
+/// `observesRequestCancellation` it runs inline; only a Task around the request (see
+/// ``TaskRegistry``) lets `cancelAll()`-style cancellation reach it.
+struct BareURLSessionTransport: Transport {
+  let session: URLSession
+
+  func send(_ request: Request) async throws -> Response {
+    var urlRequest = URLRequest(url: request.url)
+    for field in request.headers {
+      urlRequest.addValue(field.value, forHTTPHeaderField: field.name.rawName)
+    }
+    do {
+      let (data, urlResponse) = try await session.data(for: urlRequest)
+      guard let http = urlResponse as? HTTPURLResponse else { throw URLError(.badServerResponse) }
+      let headers = HTTPHeaders(receivedLazily: {
+        http.allHeaderFields.compactMap { key, value in
+          guard let name = key as? String, let value = value as? String else { return nil }
+          return (name, value)
+        }
+      })
+      return Response(status: http.statusCode, headers: headers, body: data, request: request)
+    } catch {
+      throw URLErrorMapping.courierError(for: error, request: request)
+    }
+  }
+
+  var observesRequestCancellation: Bool { true }
+}
+
+/// What a `Client.send` that runs each request in a Task would add: the task, its
+/// registration for `cancelAll()`, and forwarding the caller's cancellation.
+final class TaskRegistry: Sendable {
+  private let tasks = Mutex([UInt64: @Sendable () -> Void]())
+  private let next = Atomic<UInt64>(0)
+
+  func run<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    let task = Task { try await body() }
+    let id = next.add(1, ordering: .relaxed).newValue
+    tasks.withLock { $0[id] = { task.cancel() } }
+    defer { _ = tasks.withLock { $0.removeValue(forKey: id) } }
+    return try await withTaskCancellationHandler {
+      try await task.value
+    } onCancel: {
+      task.cancel()
+    }
   }
 }
 

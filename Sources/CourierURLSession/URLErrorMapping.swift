@@ -26,6 +26,9 @@ import Foundation
 ///   `requestBodyStreamExhausted`, `fileIsDirectory` | ``CourierError/Kind/invalidRequest`` |
 /// | `unknown` (-1) with libcurl's "transfer closed with N bytes remaining" or "Recv failure"
 ///   (Linux: the connection closed mid-body) | ``CourierError/Kind/connectionLost`` |
+/// | `unknown` (-1) with libcurl's "Error while processing content unencoding" (Linux: a
+///   `Content-Encoding` such as gzip over a body that is not encoded that way) |
+///   ``CourierError/Kind/corruptBody`` |
 /// | anything else | ``CourierError/Kind/transport`` |
 public enum URLErrorMapping {
   /// The kind for a `URLError`, looking at libcurl's message where Linux reports `unknown`.
@@ -35,6 +38,7 @@ public enum URLErrorMapping {
       if message.contains("transfer closed with") || message.contains("Recv failure") {
         return .connectionLost
       }
+      if message.contains("content unencoding") { return .corruptBody }
     }
     return kind(for: error.code)
   }

@@ -11,12 +11,12 @@ import Synchronization
 /// One `send` is one `URLSession` task and nothing else: retries, timeouts beyond the
 /// per-request one, logging and compression belong in middleware. Every `URLError` becomes a
 /// ``CourierError`` with a matching kind (see ``URLErrorMapping``), and cancelling the calling
-/// `Task` cancels the `URLSession` task.
+/// `Task` cancels the `URLSession` task. Call ``shutdown()`` when you are done with it.
 ///
 /// ```swift
-/// let transport = URLSessionTransport()               // ephemeral, no URLCache
+/// let transport = URLSessionTransport()      // ephemeral, no URLCache, no cookies
 /// let custom = URLSessionTransport(configuration: {
-///   let configuration = URLSessionConfiguration.ephemeral
+///   let configuration = URLSessionTransport.defaultConfiguration
 ///   configuration.httpMaximumConnectionsPerHost = 12
 ///   return configuration
 /// }())
@@ -31,6 +31,9 @@ public struct URLSessionTransport: Transport {
   /// The session every request is sent with.
   public let session: URLSession
 
+  /// Whether ``shutdown()`` was called; shared by every copy of this transport.
+  private let lifecycle = Lifecycle()
+
   #if canImport(FoundationNetworking)
     /// Reusable markers that let `cancelAll()` find an attempt's URLSession task.
     private let markers = MarkerPool()
@@ -38,22 +41,48 @@ public struct URLSessionTransport: Transport {
 
   /// Creates a transport with its own session.
   ///
-  /// - Parameter configuration: Copied when the session is created; default
-  ///   ``defaultConfiguration`` (ephemeral, no `URLCache`: nothing leaks between clients).
-  public init(configuration: URLSessionConfiguration = URLSessionTransport.defaultConfiguration) {
+  /// - Parameters:
+  ///   - configuration: Copied when the session is created; default ``defaultConfiguration``
+  ///     (ephemeral, no `URLCache`, no cookies: nothing leaks between requests or clients).
+  ///   - cookieStorage: A cookie jar to opt in to: the session then stores every `Set-Cookie`
+  ///     it receives there and sends matching cookies on every request, whichever user the
+  ///     request is for. `nil` (the default) leaves the configuration's cookie settings as
+  ///     they are. A jar of its own, in memory:
+  ///     `URLSessionConfiguration.ephemeral.httpCookieStorage`.
+  public init(
+    configuration: URLSessionConfiguration = URLSessionTransport.defaultConfiguration,
+    cookieStorage: HTTPCookieStorage? = nil
+  ) {
+    var configuration = configuration
+    if let cookieStorage {
+      // Never change the caller's object: URLSessionConfiguration is a class.
+      let copy = (configuration.copy() as? URLSessionConfiguration) ?? .ephemeral
+      copy.httpCookieStorage = cookieStorage
+      copy.httpShouldSetCookies = true
+      copy.httpCookieAcceptPolicy = .always
+      configuration = copy
+    }
     self.session = URLSession(configuration: configuration)
   }
 
-  /// `.ephemeral` without a `URLCache`: nothing is stored between requests or clients, and
-  /// HTTP caching is left to middleware.
+  /// `.ephemeral` without a `URLCache` and without cookies: nothing is stored between
+  /// requests or clients, and HTTP caching is left to middleware.
   ///
-  /// On Linux the ephemeral configuration still consults a `URLCache` on every request
-  /// (hashing the request and listing a cache directory), which costs about 50 µs of CPU per
-  /// request on loopback — more than the whole of Courier. Measured with `courier-bench e2e`.
+  /// - No `URLCache`: on Linux the ephemeral configuration still consults a `URLCache` on
+  ///   every request (hashing the request and listing a cache directory), which costs about
+  ///   50 µs of CPU per request on loopback — more than the whole of Courier. Measured with
+  ///   `courier-bench e2e`.
+  /// - No cookie jar (`httpCookieStorage = nil`, `httpShouldSetCookies = false`,
+  ///   `httpCookieAcceptPolicy = .never`): the ephemeral configuration keeps one in-memory jar
+  ///   for every request of the session, so a `Set-Cookie` answered to one user would be sent
+  ///   on the next user's request. Opt in with `URLSessionTransport(cookieStorage:)`.
   public static var defaultConfiguration: URLSessionConfiguration {
     let configuration = URLSessionConfiguration.ephemeral
     configuration.urlCache = nil
     configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+    configuration.httpCookieStorage = nil
+    configuration.httpShouldSetCookies = false
+    configuration.httpCookieAcceptPolicy = .never
     return configuration
   }
 
@@ -62,20 +91,57 @@ public struct URLSessionTransport: Transport {
     self.session = session
   }
 
+  /// Ends the session: requests still in flight fail with kind
+  /// ``CourierError/Kind/cancelled``, and every later ``send(_:)`` fails with kind
+  /// ``CourierError/Kind/invalidRequest`` without touching the network. Calling it again does
+  /// nothing.
+  ///
+  /// It cancels, as `invalidateAndCancel()` does, rather than letting tasks finish as
+  /// `finishTasksAndInvalidate()` would: a transport is shut down when its owner is done with
+  /// it, and a request still hanging then (a server that never answers, with only libcurl's
+  /// idle timeout to end it) would otherwise keep the session and its libcurl handles alive
+  /// for as long as the server likes. A caller who wants requests to finish awaits them
+  /// before shutting down. The session is invalidated once no send is under way (URLSession
+  /// on Linux traps when a task is created in an invalidated session); a send that had not
+  /// yet created its URLSession task when `shutdown()` ran is not cancelled and finishes. A
+  /// session passed to ``init(session:)`` is invalidated too, except `URLSession.shared`:
+  /// other code may still use it, and its tasks cannot be told from this transport's, so
+  /// nothing is cancelled there; later sends through this transport are still refused.
+  public func shutdown() {
+    let (first, invalidate) = lifecycle.shutDown()
+    guard first, session !== URLSession.shared else { return }
+    if invalidate {
+      session.invalidateAndCancel()
+    } else {
+      // Sends are under way: cancel their tasks now; the last send to end invalidates.
+      session.getAllTasks { tasks in
+        for task in tasks { task.cancel() }
+      }
+    }
+  }
+
+  /// Whether ``shutdown()`` was called.
+  public var isShutDown: Bool { lifecycle.isShutDown }
+
   /// Sends `request` once.
   ///
   /// - Throws: ``CourierError`` with a kind from ``URLErrorMapping`` (for example
   ///   ``CourierError/Kind/cannotConnect`` or ``CourierError/Kind/timedOut``),
-  ///   ``CourierError/Kind/cancelled`` when the calling task was cancelled.
+  ///   ``CourierError/Kind/cancelled`` when the calling task or the request was cancelled,
+  ///   ``CourierError/Kind/invalidRequest`` after ``shutdown()``.
   public func send(_ request: Request) async throws -> Response {
     var urlRequest = Self.urlRequest(for: request)
+    try lifecycle.begin(request)
+    defer {
+      if lifecycle.end(), session !== URLSession.shared { session.invalidateAndCancel() }
+    }
     do {
       let (data, urlResponse): (Data, URLResponse)
       #if canImport(FoundationNetworking)
         // Courier's requests run inline in the caller's task, so `Client.cancelAll()` cannot
         // reach them through Task cancellation. The async URLSession calls are the cheapest on
-        // Linux (completion handlers cost an extra queue hop, ~50 µs CPU a request), but hide
-        // the URLSessionTask; a marker on the request lets a cancellation find it.
+        // Linux (the completion-handler API adds a delegate-queue hop), but hide the
+        // URLSessionTask; a marker on the request lets a cancellation find it.
         let attempt = MarkedAttempt(session: session, host: request.url.host, pool: markers)
         urlRequest.mainDocumentURL = attempt.marker
         let token = RequestCancellation.current
@@ -117,16 +183,31 @@ public struct URLSessionTransport: Transport {
     public var observesRequestCancellation: Bool { true }
   #endif
 
-  /// The `URLRequest` for `request`. Courier's headers are set one by one, so a name with
-  /// several values is sent as several fields joined by URLSession.
+  /// The `URLRequest` for `request`.
+  ///
+  /// A name with several values is set once, its values joined in order: `Cookie` with `"; "`
+  /// (RFC 6265 §5.4: one `Cookie` field, pairs separated by `"; "`), any other name with
+  /// `", "` (RFC 9110 §5.3). Left to `addValue`, URLSession would join every name with `","`,
+  /// which breaks `Cookie`.
   static func urlRequest(for request: Request) -> URLRequest {
     var urlRequest = URLRequest(url: request.url)
     if request.method != .get {
       // GET is URLRequest's default; setting it anyway copies the request's storage.
       urlRequest.httpMethod = request.method.rawValue
     }
-    for field in request.headers {
-      urlRequest.addValue(field.value, forHTTPHeaderField: field.name.rawName)
+    let headers = request.headers
+    var position = 0
+    for field in headers {
+      defer { position += 1 }
+      // A repeated name was set with its first occurrence.
+      if headers.prefix(position).contains(where: { $0.name == field.name }) { continue }
+      var value = field.value
+      let separator = field.name == .cookie ? "; " : ", "
+      for later in headers.dropFirst(position + 1) where later.name == field.name {
+        value += separator
+        value += later.value
+      }
+      urlRequest.setValue(value, forHTTPHeaderField: field.name.rawName)
     }
     if let timeout = request.timeout {
       let seconds =
@@ -139,25 +220,103 @@ public struct URLSessionTransport: Transport {
 
   /// The response's headers, converted only when first read (the conversion bridges every
   /// field through `[AnyHashable: Any]` on Linux and is often not needed).
+  ///
+  /// `HTTPURLResponse` keeps one value per name: on Linux it joins repeated fields with
+  /// `", "`. `Set-Cookie` is split back into one field per cookie with
+  /// ``SetCookieSplitter`` (a comma inside `Expires=Wed, 21 Oct 2015 …` stays); every other
+  /// repeated name stays one field with the values joined, which RFC 9110 §5.3 makes
+  /// equivalent.
   static func headers(of response: HTTPURLResponse) -> HTTPHeaders {
     HTTPHeaders(receivedLazily: {
-      response.allHeaderFields.compactMap { key, value in
-        guard let name = key as? String, let value = value as? String else { return nil }
-        return (name, value)
+      var fields: [(String, String)] = []
+      for (key, value) in response.allHeaderFields {
+        guard let name = key as? String, let value = value as? String else { continue }
+        if name.caseInsensitiveCompare("Set-Cookie") == .orderedSame {
+          for cookie in SetCookieSplitter.split(value) { fields.append((name, cookie)) }
+        } else {
+          fields.append((name, value))
+        }
       }
+      return fields
     })
   }
+}
 
+/// Whether a ``URLSessionTransport`` was shut down, and how many of its sends are under way.
+///
+/// URLSession on Linux traps (`Fatal error: Session invalidated`) when a task is created in an
+/// invalidated session, and the async `data(for:)` creates its task out of our sight. So the
+/// session is invalidated only when no send is between its check and its end: at once by
+/// ``URLSessionTransport/shutdown()`` when none is, else by the last send to end.
+///
+/// A class so that every copy of the transport (a struct) shares it; `Sendable` because its
+/// only stored property is a `Mutex`.
+private final class Lifecycle: Sendable {
+  private struct State {
+    var isShutDown = false
+    var active = 0
+    var invalidated = false
+  }
+
+  private let state = Mutex(State())
+
+  var isShutDown: Bool { state.withLock { $0.isShutDown } }
+
+  /// Counts a send in; throws when the transport was shut down.
+  func begin(_ request: Request) throws(CourierError) {
+    let open = state.withLock { state in
+      guard !state.isShutDown else { return false }
+      state.active += 1
+      return true
+    }
+    guard open else {
+      throw CourierError(
+        kind: .invalidRequest,
+        debugMessage: "URLSessionTransport was shut down; create a new transport to send more",
+        request: request, attempts: 1, stage: "transport")
+    }
+  }
+
+  /// Counts a send out; `true` when the session must be invalidated now.
+  func end() -> Bool {
+    state.withLock { state in
+      state.active -= 1
+      return claimInvalidation(&state)
+    }
+  }
+
+  /// Marks the transport shut down. `first` is `false` when it already was; `invalidate` is
+  /// `true` when no send is under way, so the session can be invalidated at once.
+  func shutDown() -> (first: Bool, invalidate: Bool) {
+    state.withLock { state in
+      let first = !state.isShutDown
+      state.isShutDown = true
+      return (first, claimInvalidation(&state))
+    }
+  }
+
+  private func claimInvalidation(_ state: inout State) -> Bool {
+    guard state.isShutDown, state.active == 0, !state.invalidated else { return false }
+    state.invalidated = true
+    return true
+  }
 }
 
 #if canImport(FoundationNetworking)
   /// Finds and cancels the URLSession task of one attempt from outside the sending task.
   ///
   /// The attempt's `URLRequest` carries a `mainDocumentURL` no other attempt in flight on the
-  /// session carries (`http://<host>/#courier-attempt-N`: the request's own host, so cookie
-  /// policies that compare the main document's domain are unaffected). `cancel()` looks the
-  /// task up with `getAllTasks` and cancels it, looking again every millisecond (for at most a
-  /// second) while the task is not registered yet and the attempt has not finished.
+  /// session carries (`http://<host>/#courier-attempt-N`, an IPv6 host in brackets: the
+  /// request's own host, so cookie policies that compare the main document's domain are
+  /// unaffected). `cancel()` looks the task up with `getAllTasks` and cancels it.
+  ///
+  /// The lookup misses only while `data(for:)` has not registered its task yet — the few
+  /// microseconds between the cancellation check in `send` and the task's creation — so it is
+  /// repeated after 1, 2, 4 … ms (at most 64 ms apart), and stops as soon as the task is found
+  /// or the attempt finished. The wait is bounded by the attempt itself: an attempt whose
+  /// task never appears is one whose `send` returned, and `finish()` ends the lookups. A
+  /// cancellation therefore costs one `getAllTasks` in practice and a few in a race, instead
+  /// of a lookup every millisecond.
   ///
   /// Markers come from a ``MarkerPool`` and go back to it when the attempt finishes, because
   /// parsing a new URL for every request costs about 1% of a loopback request. A marker that
@@ -190,7 +349,9 @@ public struct URLSessionTransport: Transport {
       if reusable, let marker { pool.give(marker, host: host) }
     }
 
-    func cancel(triesLeft: Int = 1000) {
+    /// Cancels the attempt's task, looking again after `delay` (doubled each time, at most
+    /// 64 ms) while the task is not registered yet and the attempt has not finished.
+    func cancel(retryAfter delay: Int = 1) {
       guard let marker else { return }
       let active = state.withLock { state in
         guard !state.finished else { return false }
@@ -201,39 +362,62 @@ public struct URLSessionTransport: Transport {
       session.getAllTasks { [self] tasks in
         if let task = tasks.first(where: { $0.originalRequest?.mainDocumentURL == marker }) {
           task.cancel()
-        } else if triesLeft > 0 {
-          DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(1)) {
-            self.cancel(triesLeft: triesLeft - 1)
+        } else {
+          DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(delay)) {
+            self.cancel(retryAfter: min(delay * 2, 64))
           }
         }
       }
     }
   }
 
-  /// Marker URLs by host, free for the next attempt. Holds at most 64 per host (the most
-  /// attempts a session is likely to have in flight to one host); more are simply dropped.
-  private final class MarkerPool: Sendable {
+  /// Marker URLs by host, free for the next attempt.
+  ///
+  /// Bounded: at most ``capacity`` markers in all, whatever the number of hosts, and a host
+  /// whose markers are all in use has no entry, so the table shrinks as well as grows. 256
+  /// covers the attempts a session has in flight at once (URLSession opens 6 connections per
+  /// host by default); beyond it, a marker is dropped and the next attempt parses a new one.
+  final class MarkerPool: Sendable {
+    /// The most markers kept free, over every host.
+    static let capacity = 256
+
     private struct State {
       var nextID: UInt64 = 0
       var free: [String: [URL]] = [:]
+      var count = 0
     }
 
     private let state = Mutex(State())
 
+    /// A marker for an attempt to `host`: a free one, or a new one.
     func take(host: String) -> URL? {
       let taken = state.withLock { state -> (reused: URL?, newID: UInt64) in
-        if let url = state.free[host]?.popLast() { return (url, 0) }
+        if let url = state.free[host]?.popLast() {
+          state.count -= 1
+          if state.free[host]?.isEmpty == true { state.free[host] = nil }
+          return (url, 0)
+        }
         state.nextID &+= 1
         return (nil, state.nextID)
       }
       if let url = taken.reused { return url }
-      return URL(string: "http://\(host)/#courier-attempt-\(taken.newID)")
+      // An IPv6 literal needs brackets, or the URL does not parse.
+      let authority = host.contains(":") ? "[\(host)]" : host
+      return URL(string: "http://\(authority)/#courier-attempt-\(taken.newID)")
     }
 
+    /// Returns a marker; dropped when the pool is full.
     func give(_ url: URL, host: String) {
       state.withLock { state in
-        if state.free[host, default: []].count < 64 { state.free[host, default: []].append(url) }
+        guard state.count < Self.capacity else { return }
+        state.free[host, default: []].append(url)
+        state.count += 1
       }
+    }
+
+    /// How many markers are free, and for how many hosts.
+    var size: (markers: Int, hosts: Int) {
+      state.withLock { ($0.count, $0.free.count) }
     }
   }
 #endif

@@ -7,12 +7,13 @@ import Testing
   import FoundationNetworking
 #endif
 
-@Suite("URLSessionTransport against MockServer")
+/// Every test here waits on sockets, so the suite's time limit applies to each.
+@Suite("URLSessionTransport against MockServer", .timeLimit(.minutes(1)))
 struct URLSessionTransportTests {
   @Test("GET: the exact target goes on the wire and JSON comes back decoded")
   func get() async throws {
     let fixture = try WireFixture()
-    defer { fixture.server.shutdown() }
+    defer { fixture.shutdown() }
     fixture.server.enqueue(
       MockResponse.json(#"{"name":"Li","age":30}"#).addingHeader("X-Request-Id", "r-1"))
     let endpoint = Endpoint<Profile>(.get, "user/check/{phone}")
@@ -34,7 +35,7 @@ struct URLSessionTransportTests {
   @Test("POST JSON sends the encoded body with its content type")
   func postJSON() async throws {
     let fixture = try WireFixture()
-    defer { fixture.server.shutdown() }
+    defer { fixture.shutdown() }
     fixture.server.enqueue(.json(#"{"name":"Li","age":31}"#, status: 201))
     let created = try await fixture.client.send(
       Endpoint<Profile>(.post, "users").jsonBody(Profile(name: "Li", age: 31)))
@@ -49,7 +50,7 @@ struct URLSessionTransportTests {
   @Test("form bodies arrive urlencoded")
   func form() async throws {
     let fixture = try WireFixture()
-    defer { fixture.server.shutdown() }
+    defer { fixture.shutdown() }
     fixture.server.enqueue(MockResponse(status: 204))
     try await fixture.client.send(
       Endpoint<Void>(.post, "login").formBody([("user", "li lei"), ("pass", "p&ss=1+")]))
@@ -61,7 +62,7 @@ struct URLSessionTransportTests {
   @Test("204 with no body decodes Void and nil")
   func noContent() async throws {
     let fixture = try WireFixture()
-    defer { fixture.server.shutdown() }
+    defer { fixture.shutdown() }
     fixture.server.enqueue(MockResponse(status: 204))
     fixture.server.enqueue(MockResponse(status: 204))
     try await fixture.client.send(Endpoint<Void>(.delete, "users/1"))
@@ -72,7 +73,7 @@ struct URLSessionTransportTests {
   @Test("404 with a body is httpStatus, and the body stays readable")
   func notFound() async throws {
     let fixture = try WireFixture()
-    defer { fixture.server.shutdown() }
+    defer { fixture.shutdown() }
     fixture.server.enqueue(.text("no such user", status: 404))
     let error = await courierError {
       try await fixture.client.send(Endpoint<Profile>(.get, "users/9"))
@@ -86,7 +87,7 @@ struct URLSessionTransportTests {
   @Test("5 MB bodies go up and come down intact")
   func largeBodies() async throws {
     let fixture = try WireFixture()
-    defer { fixture.server.shutdown() }
+    defer { fixture.shutdown() }
     let payload = Data((0..<(5 * 1024 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
     fixture.server.enqueue(MockResponse(status: 200, body: payload))
     let downloaded = try await fixture.client.send(Endpoint<Data>(.get, "blob"))
@@ -103,7 +104,7 @@ struct URLSessionTransportTests {
   @Test("a file body is streamed from disk")
   func fileBody() async throws {
     let fixture = try WireFixture()
-    defer { fixture.server.shutdown() }
+    defer { fixture.shutdown() }
     let file = FileManager.default.temporaryDirectory.appendingPathComponent(
       "courier-upload-\(UUID().uuidString).bin")
     let payload = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0) })
@@ -118,9 +119,10 @@ struct URLSessionTransportTests {
   @Test("connection refused is cannotConnect")
   func connectionRefused() async throws {
     let port = try closedPort()
+    let transport = URLSessionTransport()
+    defer { transport.shutdown() }
     let client = Client(
-      baseURL: URL(string: "http://127.0.0.1:\(port)/")!, transport: URLSessionTransport(),
-      locale: "en")
+      baseURL: URL(string: "http://127.0.0.1:\(port)/")!, transport: transport, locale: "en")
     let error = await courierError { try await client.send(Endpoint<Data>(.get, "x")) }
     #expect(error?.kind == .cannotConnect)
     #expect(error?.stage == "transport")
@@ -130,7 +132,7 @@ struct URLSessionTransportTests {
   @Test("a server that never answers hits the per-request timeout: timedOut")
   func perRequestTimeout() async throws {
     let fixture = try WireFixture()
-    defer { fixture.server.shutdown() }
+    defer { fixture.shutdown() }
     fixture.server.enqueue(MockResponse(fault: .hang))
     let error = await courierError {
       try await fixture.client.send(Endpoint<Data>(.get, "slow").timeout(.milliseconds(300)))
@@ -142,7 +144,7 @@ struct URLSessionTransportTests {
   @Test("a dropped connection is a transport-level kind, not a crash")
   func droppedConnection() async throws {
     let fixture = try WireFixture()
-    defer { fixture.server.shutdown() }
+    defer { fixture.shutdown() }
     fixture.server.enqueue(MockResponse(fault: .closeWithoutResponse))
     fixture.server.enqueue(MockResponse(status: 200, body: Data(count: 1000), fault: .truncateBody))
     let closed = await courierError { try await fixture.client.send(Endpoint<Data>(.get, "a")) }
@@ -158,7 +160,7 @@ struct URLSessionTransportTests {
   @Test("cancelling the task mid-request ends it with kind cancelled")
   func taskCancellation() async throws {
     let fixture = try WireFixture()
-    defer { fixture.server.shutdown() }
+    defer { fixture.shutdown() }
     fixture.server.enqueue(MockResponse(fault: .hang))
     let client = fixture.client
     let task = Task { try await client.send(Endpoint<Data>(.get, "hang")) }
@@ -174,7 +176,7 @@ struct URLSessionTransportTests {
     let configuration = URLSessionTransport.defaultConfiguration
     configuration.httpMaximumConnectionsPerHost = 20
     let fixture = try WireFixture(configuration: configuration)
-    defer { fixture.server.shutdown() }
+    defer { fixture.shutdown() }
     fixture.server.setDispatcher { _ in MockResponse(fault: .hang) }
     let client = fixture.client
     let tasks = (0..<20).map { index in
@@ -197,13 +199,17 @@ struct URLSessionTransportTests {
   func cancelAllQueued() async throws {
     let configuration = URLSessionTransport.defaultConfiguration
     configuration.httpMaximumConnectionsPerHost = 2
-    let fixture = try WireFixture(configuration: configuration)
-    defer { fixture.server.shutdown() }
+    let (entered, requests) = Entered.make()
+    let fixture = try WireFixture(configuration: configuration, middleware: [entered])
+    defer { fixture.shutdown() }
     fixture.server.setDispatcher { _ in MockResponse(fault: .hang) }
     let client = fixture.client
     let tasks = (0..<6).map { _ in Task { try await client.send(Endpoint<Data>(.get, "q")) } }
     for _ in 0..<2 { _ = try await fixture.server.takeRequest() }
-    while client.inFlightCount < 6 { await Task.yield() }
+    // A request whose chain has begun is registered for cancelAll; 4 of them wait inside
+    // URLSession for one of its 2 connections.
+    await requests.take(6)
+    #expect(client.inFlightCount == 6)
     #expect(client.cancelAll() == 6)
     for task in tasks {
       #expect(await courierError { try await task.value }?.kind == .cancelled)
@@ -211,7 +217,7 @@ struct URLSessionTransportTests {
   }
 
   @Test("cancelling one client's request leaves another request on the same session running")
-  func cancelsOnlyTheMarkedTask() async throws {
+  func cancelsOnlyTheCancelledRequest() async throws {
     struct ViaInner: Middleware {
       let inner: Client
       func intercept(_ request: Request, next: Next) async throws -> Response {
@@ -226,10 +232,11 @@ struct URLSessionTransportTests {
         : MockResponse(fault: .hang)
     }
     let shared = URLSessionTransport()
+    defer { shared.shutdown() }
     let inner = Client(baseURL: server.baseURL, transport: shared)
     let outer = Client(
       baseURL: server.baseURL, transport: StubTransport(), middleware: [ViaInner(inner: inner)])
-    // Warm the marker pool so the two attempts below reuse markers of earlier ones.
+    // Warm the session so the two requests below may reuse its connections.
     server.enqueue(.text("a"))
     server.enqueue(.text("b"))
     _ = try await inner.send(Endpoint<String>(.get, "warm"))

@@ -5,7 +5,7 @@ import Testing
 
 /// The envelope and error cases of the stub tests, once over real sockets, so stubs and the
 /// wire agree.
-@Suite("Response pipeline over the wire")
+@Suite("Response pipeline over the wire", .timeLimit(.minutes(1)))
 struct WireEnvelopeTests {
   static let cases: [(String, MockResponse, CourierError.Kind?, String?, String)] = [
     (
@@ -60,7 +60,7 @@ struct WireEnvelopeTests {
     reason: String
   ) async throws {
     let fixture = try WireFixture(pipeline: .envelope(.codeZero))
-    defer { fixture.server.shutdown() }
+    defer { fixture.shutdown() }
     fixture.server.enqueue(response)
     let result: Result<Profile, CourierError>
     do {
@@ -86,7 +86,7 @@ struct WireEnvelopeTests {
   @Test("Chinese reasons over the wire")
   func chineseReasons() async throws {
     let fixture = try WireFixture(pipeline: .envelope(.codeZero), locale: "zh-Hans")
-    defer { fixture.server.shutdown() }
+    defer { fixture.shutdown() }
     fixture.server.enqueue(.text("oops", status: 503))
     let error = await courierError {
       try await fixture.client.send(Endpoint<Profile>(.get, "p"))
