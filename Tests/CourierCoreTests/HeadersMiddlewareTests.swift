@@ -114,6 +114,15 @@ struct HeadersMiddlewareTests {
     #expect(seen.count == 10_000)
   }
 
+  @Test("the request id appears in CourierError.debugDescription")
+  func requestIDInErrors() async throws {
+    let stub = StubTransport(fallback: .status(500))
+    let client = stubClient(stub, middleware: [RequestIDMiddleware()])
+    let error = await courierError { try await client.send(Endpoint<Void>(.get, "x")) }
+    let id = try #require(stub.requests.first?.attributes[RequestIDAttribute.self]).traceID
+    #expect(error?.debugDescription.contains("request id: \(id)") == true)
+  }
+
   @Test("an incoming traceparent is continued with a new parent id; a bad one is replaced")
   func continuesTrace() async throws {
     let incoming = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"

@@ -181,7 +181,12 @@ extension CourierError: CustomDebugStringConvertible {
   public var debugDescription: String {
     var parts = ["CourierError.\(kind.name)"]
     if let stage { parts.append("stage: \(stage)") }
-    if let request { parts.append("request: \(request.method) \(Self.redactedURL(request.url))") }
+    if let request {
+      parts.append("request: \(request.method) \(Self.redactedURL(request.url))")
+      if let trace = request.attributes[RequestIDAttribute.self] {
+        parts.append("request id: \(trace.traceID)")
+      }
+    }
     if let status { parts.append("status: \(status)") }
     if let code { parts.append("code: \(code)") }
     if let serverMessage { parts.append("server message: \(serverMessage.debugDescription)") }
