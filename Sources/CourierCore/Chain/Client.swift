@@ -71,7 +71,11 @@ public final class Client: Sendable {
     self.decoder = decoder
     self.reasons = reasons
     self.locale = locale ?? reasons.bestLocale(for: ReasonCatalog.processPreferredLanguages)
-    self.chain = Chain.compose(middleware, around: transport)
+    // The response pipeline's checks run inside the chain, where the middleware put
+    // ResponseValidation, or else innermost.
+    let validates = middleware.contains { $0 is ResponseValidation }
+    self.chain = Chain.compose(
+      validates ? middleware : middleware + [ResponseValidation()], around: transport)
     self.base = baseURL.map(URLBuilder.Base.init)
   }
 
@@ -112,6 +116,10 @@ public final class Client: Sendable {
   /// Builds the endpoint's request, sends it, runs the response pipeline and decodes the
   /// value.
   ///
+  /// The pipeline's checks (status, envelope, your stages) run inside the middleware chain,
+  /// at ``ResponseValidation``, so middleware see their failures; decoding runs after the
+  /// chain.
+  ///
   /// - Throws: ``CourierError``: ``CourierError/Kind/invalidRequest`` when the request cannot
   ///   be built, a transport kind when sending fails, ``CourierError/Kind/httpStatus``,
   ///   ``CourierError/Kind/business`` or ``CourierError/Kind/decoding`` from the pipeline.
@@ -128,12 +136,17 @@ public final class Client: Sendable {
     return Decoded(value: try decode(response, for: endpoint), response: response)
   }
 
-  /// The request an endpoint describes, against this client's base URL and encoder.
+  /// The request an endpoint describes, against this client's base URL and encoder, carrying
+  /// the endpoint's response pipeline (``ResponseValidationAttribute``) so that sending it
+  /// with ``send(_:)-(Request)`` checks the response inside the chain as an endpoint does.
   ///
   /// - Throws: ``CourierError`` of kind ``CourierError/Kind/invalidRequest``.
   public func request<Value>(for endpoint: Endpoint<Value>) throws(CourierError) -> Request {
     do {
-      return try endpoint.makeRequest(base: base, encoder: encoder)
+      var request = try endpoint.makeRequest(base: base, encoder: encoder)
+      request.attributes[ResponseValidationAttribute.self] = ResponseValidationPlan(
+        pipeline: endpoint.pipeline ?? pipeline, overrides: endpoint.overrides)
+      return request
     } catch {
       throw localized(CourierError(error, stage: "request", otherwise: .invalidRequest))
     }
@@ -146,9 +159,13 @@ public final class Client: Sendable {
   ) throws(CourierError) -> Value {
     do {
       let pipeline = endpoint.pipeline ?? self.pipeline
-      return try pipeline.run(
-        response, overrides: endpoint.overrides, decoding: endpoint.decoding,
-        decoder: endpoint.decoder ?? decoder)
+      // Checked inside the chain already (ResponseValidation): decode what it found.
+      let context =
+        try response.validated?.context(
+          for: response, pipeline: pipeline, overrides: endpoint.overrides)
+        ?? pipeline.validate(response, overrides: endpoint.overrides)
+      return try pipeline.decode(
+        context, decoding: endpoint.decoding, decoder: endpoint.decoder ?? decoder)
     } catch {
       var failure = CourierError(error, request: response.request)
       if failure.response == nil { failure.response = response }

@@ -105,16 +105,26 @@ public struct LoggingMiddleware: Middleware {
       return response
     } catch {
       let elapsed = ContinuousClock.now - started
-      guard LogSeverity.error >= sink.logLevel else { throw error }
       let failure = error as? CourierError
       let kind = failure?.kind.name ?? (error is CancellationError ? "cancelled" : "error")
+      // A response the pipeline rejected (a 503, a business code) is a warning with its
+      // status; a failure without a response is an error.
+      let severity: LogSeverity = failure?.response == nil ? .error : .warning
+      guard severity >= sink.logLevel else { throw error }
       fields["error_kind"] = kind
       fields["duration_ms"] = Self.milliseconds(elapsed)
-      if let status = failure?.status { fields["status"] = String(status) }
+      var outcome = "failed: \(kind)"
+      if let response = failure?.response {
+        fields["status"] = String(response.status)
+        fields["response_bytes"] = String(response.body.count)
+        if level >= .headers { fields["response_headers"] = headers(response.headers) }
+        if level >= .body, let body = responseBody(response) { fields["response_body"] = body }
+        outcome = "→ \(response.status) \(kind)"
+      }
       emit(
         LogEvent(
-          severity: .error,
-          message: "\(request.method) \(url) failed: \(kind) (\(fields["duration_ms"] ?? "") ms)",
+          severity: severity,
+          message: "\(request.method) \(url) \(outcome) (\(fields["duration_ms"] ?? "") ms)",
           metadata: fields))
       throw error
     }

@@ -15,6 +15,9 @@ public struct Response: Sendable {
   public var attempts: Int
   /// When sending started and how long it took, as measured by the ``Client``.
   public var timings: Timings
+  /// What ``ResponseValidation`` found when the response pipeline ran inside the chain, so the
+  /// body is scanned once; `nil` when it did not run.
+  var validated: ValidatedPayload?
 
   /// Creates a response.
   public init(
@@ -48,5 +51,41 @@ public struct Response: Sendable {
     public init(total: Duration? = nil) {
       self.total = total
     }
+  }
+}
+
+/// The part of a validated ``ResponseContext`` that decoding needs, kept on the response.
+struct ValidatedPayload: Sendable {
+  var payload: Data
+  var payloadIsMissing: Bool
+  var payloadIsJSONMember: Bool
+  var envelopeMessage: String?
+  /// The body size it was computed from: a middleware that replaced the body since makes it
+  /// stale.
+  var bodyCount: Int
+
+  init(_ context: ResponseContext) {
+    payload = context.payload
+    payloadIsMissing = context.payloadIsMissing
+    payloadIsJSONMember = context.payloadIsJSONMember
+    envelopeMessage = context.envelopeMessage
+    bodyCount = context.response.body.count
+  }
+
+  /// The context for `response`, or `nil` when the body changed since validation.
+  func context(
+    for response: Response, pipeline: ResponsePipeline, overrides: PipelineOverrides
+  )
+    -> ResponseContext?
+  {
+    guard response.body.count == bodyCount else { return nil }
+    var context = ResponseContext(
+      response: response, overrides: overrides,
+      maximumDecodedBodySize: pipeline.maximumDecodedBodySize)
+    context.payload = payload
+    context.payloadIsMissing = payloadIsMissing
+    context.payloadIsJSONMember = payloadIsJSONMember
+    context.envelopeMessage = envelopeMessage
+    return context
   }
 }

@@ -62,6 +62,13 @@ public struct ResponsePipeline: Sendable {
     _ response: Response, overrides: PipelineOverrides, decoding: ResponseDecoding<Value>,
     decoder: JSONDecoder
   ) throws -> Value {
+    try decode(validate(response, overrides: overrides), decoding: decoding, decoder: decoder)
+  }
+
+  /// Runs the stages: the status and envelope checks and any stage of your own. A failure is
+  /// a ``CourierError`` naming the stage; an error status whose body holds a failing envelope
+  /// carries its code and message.
+  func validate(_ response: Response, overrides: PipelineOverrides) throws -> ResponseContext {
     var context = ResponseContext(
       response: response, overrides: overrides, maximumDecodedBodySize: maximumDecodedBodySize)
     for stage in effectiveStages(overrides) {
@@ -82,12 +89,19 @@ public struct ResponsePipeline: Sendable {
         throw failure
       }
     }
+    return context
+  }
+
+  /// Decodes the value from a validated context.
+  func decode<Value>(
+    _ context: ResponseContext, decoding: ResponseDecoding<Value>, decoder: JSONDecoder
+  ) throws -> Value {
     do {
       return try decoding.decode(context, decoder)
     } catch {
       var failure = CourierError(
-        error, request: response.request, stage: "decoding", otherwise: .decoding)
-      if failure.response == nil { failure.response = response }
+        error, request: context.response.request, stage: "decoding", otherwise: .decoding)
+      if failure.response == nil { failure.response = context.response }
       throw failure
     }
   }

@@ -1,0 +1,56 @@
+/// The point in the middleware chain where an endpoint's response pipeline checks the
+/// response: the HTTP status, the business envelope and any stage of your own.
+///
+/// Because the checks run inside the chain, every middleware outside this point sees their
+/// verdict as a thrown ``CourierError``: `RetryMiddleware` retries a 503,
+/// `AuthMiddleware` refreshes on a 401 or on business code `40101` inside a 200. Decoding the
+/// payload into the endpoint's value stays after the chain, and the body is scanned once: the
+/// envelope's payload range found here is what is decoded.
+///
+/// A ``Client`` puts one at the innermost position (next to the transport) unless its
+/// middleware list already has one; put it yourself where the checks should happen, for
+/// example outside a middleware that decompresses bodies:
+///
+/// ```swift
+/// let client = Client(
+///   baseURL: base, transport: URLSessionTransport(),
+///   middleware: [RetryMiddleware(), LoggingMiddleware(), ResponseValidation()])
+/// ```
+///
+/// It acts only on requests sent for an endpoint (``Client/send(_:)-(Endpoint<Value>)``),
+/// which carry their pipeline as a ``ResponseValidationAttribute``; a plain
+/// ``Client/send(_:)-(Request)`` returns whatever status came back, as before.
+public struct ResponseValidation: Middleware {
+  /// Creates the middleware.
+  public init() {}
+
+  /// Sends the request on and runs its pipeline's checks on the response.
+  public func intercept(_ request: Request, next: Next) async throws -> Response {
+    var response = try await next(request)
+    guard let plan = request.attributes[ResponseValidationAttribute.self] else { return response }
+    let context = try plan.pipeline.validate(response, overrides: plan.overrides)
+    response.validated = ValidatedPayload(context)
+    return response
+  }
+}
+
+/// The response pipeline a request's response must pass, with its endpoint's overrides.
+public struct ResponseValidationPlan: Sendable {
+  /// The stages.
+  public var pipeline: ResponsePipeline
+  /// The endpoint's changes to them.
+  public var overrides: PipelineOverrides
+
+  /// Creates a plan.
+  public init(pipeline: ResponsePipeline, overrides: PipelineOverrides = PipelineOverrides()) {
+    self.pipeline = pipeline
+    self.overrides = overrides
+  }
+}
+
+/// The checks ``ResponseValidation`` runs on this request's response; a ``Client`` sets it
+/// for every endpoint request.
+public enum ResponseValidationAttribute: RequestAttributeKey {
+  /// No checks inside the chain.
+  public static let defaultValue: ResponseValidationPlan? = nil
+}
