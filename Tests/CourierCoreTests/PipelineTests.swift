@@ -332,12 +332,20 @@ struct PipelineTests {
     var body = Data(#"{"code":0,"data":{"name":""#.utf8)
     body.append(contentsOf: [0xFF, 0xFE, 0xC3])
     body.append(Data(#"","age":1}}"#.utf8))
+    // The envelope scan validates every string, as Foundation's parser does.
     let error = await courierError {
       try await client(StubTransport([.data(body)]), .envelope(.codeZero)).send(
         Endpoint<Profile>(.get, "x"))
     }
     #expect(error?.kind == .decoding)
-    #expect(error?.underlying is DecodingError)
+    #expect(error?.stage == "envelope")
+    #expect(error?.debugDescription.contains("invalid UTF-8") == true)
+    let plain = await courierError {
+      try await client(StubTransport([.data(body)]), .standard).send(
+        Endpoint<Profile>(.get, "x"))
+    }
+    #expect(plain?.kind == .decoding)
+    #expect(plain?.underlying is DecodingError)
     let text = await courierError {
       try await client(StubTransport([.data(Data([0xFF, 0xFE]))]), .standard).send(
         Endpoint<String>(.get, "x"))
