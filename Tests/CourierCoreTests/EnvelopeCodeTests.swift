@@ -15,6 +15,79 @@ struct EnvelopeCodeTests {
     }
   }
 
+  // MARK: Defect 6: a code of another type must not hide the server's message
+
+  @Test(
+    "a code of another type than the success codes is a business failure with its message",
+    arguments: [
+      (#"{"code":"E1001","msg":"Phone invalid"}"#, "E1001", "Phone invalid"),
+      (#"{"code":null,"msg":"Service paused"}"#, "null", "Service paused"),
+      (#"{"code":false,"message":"Not allowed"}"#, "false", "Not allowed"),
+      (#"{"code":{"id":7,"sub":"x"},"msg":"Object code"}"#, #"{"id":7,"sub":"x"}"#, "Object code"),
+      (#"{"code":[1,2],"msg":"Array code"}"#, "[1,2]", "Array code"),
+      (#"{"code":"0","msg":"Text zero"}"#, "0", "Text zero"),
+    ])
+  func otherTypeIsBusiness(body: String, code: String, message: String) async throws {
+    let error = try #require(await failure(body))
+    #expect(error.kind == .business)
+    #expect(error.code == code)
+    #expect(error.serverMessage == message)
+    #expect(error.reason == message)
+    #expect(error.stage == "envelope")
+  }
+
+  @Test("the developer message says when only the code's type differs")
+  func typeMismatchNote() async throws {
+    let text = try #require(await failure(#"{"code":"0"}"#))
+    #expect(text.debugDescription.contains("is a string, the rule's success codes are a number"))
+    #expect(text.debugDescription.contains("matchesAcrossTypes"))
+    let null = try #require(await failure(#"{"code":null}"#))
+    #expect(null.debugDescription.contains("is null"))
+    let other = try #require(await failure(#"{"code":5}"#))
+    #expect(!other.debugDescription.contains("success codes are"))
+  }
+
+  @Test("statusOK: a boolean status is a business failure carrying the error text")
+  func statusOKBoolean() async throws {
+    let error = try #require(
+      await failure(#"{"status":false,"error":"Quota exceeded"}"#, rule: .statusOK))
+    #expect(error.kind == .business)
+    #expect(error.code == "false")
+    #expect(error.reason == "Quota exceeded")
+  }
+
+  @Test("an HTTP 400 with a string code keeps kind httpStatus and shows the server's message")
+  func errorStatusWithStringCode() async throws {
+    let error = try #require(
+      await failure(#"{"code":"E1001","msg":"Phone invalid"}"#, status: 400))
+    #expect(error.kind == .httpStatus)
+    #expect(error.code == "E1001")
+    #expect(error.reason == "Phone invalid")
+  }
+
+  @Test("a missing code stays a decoding error, with the message kept out of the reason")
+  func missingCode() async throws {
+    let error = try #require(await failure(#"{"msg":"Who knows"}"#))
+    #expect(error.kind == .decoding)
+    #expect(error.debugDescription.contains("has no \"code\""))
+  }
+
+  @Test("matchesAcrossTypes still lets \"0\" (and \"00\", \"0.0\") succeed for 0, but not \"0x0\"")
+  func acrossTypes() async throws {
+    var rule = EnvelopeRule.codeZero
+    rule.matchesAcrossTypes = true
+    for code in [#""0""#, #""00""#, #""0.0""#, #""-0""#] {
+      let stub = StubTransport([.json(#"{"code":\#(code),"data":{"name":"A","age":1}}"#)])
+      let profile = try await stubClient(stub, pipeline: .envelope(rule)).send(
+        Endpoint<Profile>(.get, "x"))
+      #expect(profile.age == 1, "\(code)")
+    }
+    for code in [#""0x0""#, #"" 0""#, #""zero""#, "null"] {
+      let error = try #require(await failure(#"{"code":\#(code),"msg":"m"}"#, rule: rule))
+      #expect(error.kind == .business, "\(code)")
+    }
+  }
+
   // MARK: Defect 7: exact comparison
 
   @Test("codes above 2^53 compare exactly: 9007199254740993 is not 9007199254740992")
