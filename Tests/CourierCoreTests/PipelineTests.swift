@@ -345,7 +345,7 @@ struct PipelineTests {
     #expect(plain?.kind == .decoding)
     #expect(plain?.underlying is DecodingError)
     let text = await courierError {
-      try await client(StubTransport([.data(Data([0xFF, 0xFE]))]), .standard).send(
+      try await client(StubTransport([.data(Data([0xFF, 0xC3]))]), .standard).send(
         Endpoint<String>(.get, "x"))
     }
     #expect(text?.kind == .decoding)
