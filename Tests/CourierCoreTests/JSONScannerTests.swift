@@ -195,10 +195,13 @@ struct JSONScannerTests {
     // U+212A KELVIN SIGN is canonically equivalent to "K", written raw and escaped.
     for body in ["{\"\u{212A}ey\":1,\"Key\":2}", #"{"\u212Aey":1,"Key":2}"#] {
       let data = Data(body.utf8)
-      struct Keyed: Decodable { let Key: Int }
+      struct Keyed: Decodable {
+        let key: Int
+        enum CodingKeys: String, CodingKey { case key = "Key" }
+      }
       let range = try #require(try JSONScanner.locate([["Key"]], in: data)[0])
       #expect(JSONScanner.scalarText(at: range, in: data) == "1")
-      #expect(try JSONDecoder().decode(Keyed.self, from: data).Key == 1)
+      #expect(try JSONDecoder().decode(Keyed.self, from: data).key == 1)
     }
   }
 
