@@ -308,41 +308,91 @@ enum JSONScanner {
     mutating func skipString() throws -> Bool {
       offset += 1
       var isPlain = true
-      while offset < bytes.count {
+      while true {
         skipPlainCharacters()
-        guard offset < bytes.count else { break }
+        guard offset < bytes.count else { throw failure("expected the end of a string") }
         let byte = bytes[offset]
-        switch byte {
-        case UInt8(ascii: "\""):
+        if byte == UInt8(ascii: "\"") {
           offset += 1
           return isPlain
-        case UInt8(ascii: "\\"):
-          isPlain = false
+        }
+        isPlain = false
+        if byte >= 0x80 {
+          let length = multiByteLength(at: offset)
+          guard length > 0 else { throw failure("invalid UTF-8 in a string") }
+          offset += length
+        } else if byte == UInt8(ascii: "\\") {
           try skipEscape()
-        case 0..<0x20:
+        } else {
           throw failure("control character in a string")
-        default:
-          isPlain = false
-          try skipMultiByteCharacter(lead: byte)
         }
       }
-      throw failure("expected the end of a string")
     }
 
-    /// Skips printable ASCII other than `"` and `\`, the bytes of almost every string, in a
-    /// loop on locals so that the index stays in a register.
+    /// Whether `byte` needs a look inside a string: a control character, `"`, `\`, or not
+    /// ASCII.
+    @inline(__always)
+    static func isSpecialInString(_ byte: UInt8) -> Bool {
+      byte &- 0x20 >= 0x60 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+    }
+
+    /// Skips printable ASCII other than `"` and `\`, the bytes of almost every string: eight
+    /// bytes at a time while none of them is special, then byte by byte, on locals so that
+    /// the index stays in a register.
     @inline(__always)
     mutating func skipPlainCharacters() {
       var index = offset
       let end = bytes.count
-      while index < end {
-        let byte = bytes[index]
-        guard byte &- 0x20 < 0x60, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") else {
-          break
+      // Text that is not ASCII stops here at once, without trying a word.
+      guard index < end, !Self.isSpecialInString(bytes[index]) else { return }
+      if let base = bytes.baseAddress {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let high: UInt64 = 0x8080_8080_8080_8080
+        while end - index >= 8 {
+          let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+          let quote = word ^ (ones &* UInt64(UInt8(ascii: "\"")))
+          let backslash = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
+          // A byte below 0x20 (x - n borrows into a clear high bit), a `"` or `\` (a zero
+          // byte after the XOR), or a byte with its high bit set: the word holds a special
+          // byte. False positives only send the word to the byte loop.
+          let control = (word &- ones &* 0x20) & ~word
+          let zeroQuote = (quote &- ones) & ~quote
+          let zeroBackslash = (backslash &- ones) & ~backslash
+          if (control | zeroQuote | zeroBackslash | word) & high != 0 { break }
+          index += 8
         }
-        index += 1
       }
+      while index < end, !Self.isSpecialInString(bytes[index]) { index += 1 }
       offset = index
+    }
+
+    /// The length of the well-formed UTF-8 sequence of two to four bytes at `index`, or 0
+    /// (Unicode Table 3-7): no overlong forms, no encoded surrogates, nothing above U+10FFFF.
+    @inline(__always)
+    func multiByteLength(at index: Int) -> Int {
+      let lead = bytes[index]
+      let remaining = bytes.count - index
+      let isContinuation = { (offset: Int) in self.bytes[index + offset] & 0xC0 == 0x80 }
+      if lead &- 0xC2 < 0x1E {  // C2...DF
+        return remaining >= 2 && isContinuation(1) ? 2 : 0
+      }
+      if lead & 0xF0 == 0xE0 {  // E0...EF
+        guard remaining >= 3, isContinuation(1), isContinuation(2) else { return 0 }
+        let second = bytes[index + 1]
+        if lead == 0xE0 && second < 0xA0 { return 0 }  // overlong
+        if lead == 0xED && second > 0x9F { return 0 }  // a surrogate
+        return 3
+      }
+      if lead &- 0xF0 < 5 {  // F0...F4
+        guard remaining >= 4, isContinuation(1), isContinuation(2), isContinuation(3) else {
+          return 0
+        }
+        let second = bytes[index + 1]
+        if lead == 0xF0 && second < 0x90 { return 0 }  // overlong
+        if lead == 0xF4 && second > 0x8F { return 0 }  // above U+10FFFF
+        return 4
+      }
+      return 0
     }
 
     /// Skips an escape at `\`; a `\u` high surrogate must be followed by a `\u` low surrogate,
@@ -384,40 +434,6 @@ enum JSONScanner {
         unit = unit << 4 | UInt16(digit)
       }
       return unit
-    }
-
-    /// Skips one well-formed UTF-8 sequence of two to four bytes (Unicode Table 3-7): no
-    /// overlong forms, no encoded surrogates, nothing above U+10FFFF.
-    mutating func skipMultiByteCharacter(lead: UInt8) throws {
-      let continuation: Int
-      var second: ClosedRange<UInt8> = 0x80...0xBF
-      switch lead {
-      case 0xC2...0xDF: continuation = 1
-      case 0xE0:
-        continuation = 2
-        second = 0xA0...0xBF
-      case 0xE1...0xEC, 0xEE...0xEF: continuation = 2
-      case 0xED:
-        continuation = 2
-        second = 0x80...0x9F
-      case 0xF0:
-        continuation = 3
-        second = 0x90...0xBF
-      case 0xF1...0xF3: continuation = 3
-      case 0xF4:
-        continuation = 3
-        second = 0x80...0x8F
-      default: throw failure("invalid UTF-8 in a string")
-      }
-      guard offset + continuation < bytes.count, second.contains(bytes[offset + 1]) else {
-        throw failure("invalid UTF-8 in a string")
-      }
-      var index = offset + 2
-      while index <= offset + continuation {
-        guard bytes[index] & 0xC0 == 0x80 else { throw failure("invalid UTF-8 in a string") }
-        index += 1
-      }
-      offset += continuation + 1
     }
 
     mutating func skipLiteral(_ literal: StaticString) throws {
