@@ -167,8 +167,9 @@ enum JSONScanner {
         var descends = false
         for index in slots.indices where slots[index] == .waiting(level: level) {
           let components = paths[index]
-          let component = components[components.startIndex + level]
-          guard matches(key, component, decoded: &decodedKey) else { continue }
+          guard level < components.count,
+            matches(key, components[components.startIndex + level], decoded: &decodedKey)
+          else { continue }
           if level == components.count - 1 {
             slots[index] = .matched(level: level)
             matchedLeaf = true
