@@ -142,7 +142,15 @@ public struct EnvelopeCode: Hashable, Sendable, CustomStringConvertible,
   /// types). Returns `nil` when `utf8` is not such a number. An exponent too large for `Int`
   /// gives `"~"` and the text as written, which equals only the same text: such a code can
   /// fail to match an equal value written differently, never match a different one.
-  static func canonicalNumber(_ utf8: some Collection<UInt8>, lenient: Bool) -> String? {
+  static func canonicalNumber(_ utf8: some BidirectionalCollection<UInt8>, lenient: Bool) -> String?
+  {
+    // The common case, a plain integer such as 0 or 40101, is its own canonical form.
+    if let last = utf8.last, last != UInt8(ascii: "0") || utf8.count == 1,
+      utf8.first != UInt8(ascii: "-") && utf8.first != UInt8(ascii: "+"),
+      utf8.first != UInt8(ascii: "0") || utf8.count == 1, utf8.allSatisfy(ASCII.isDigit)
+    {
+      return String(decoding: utf8, as: UTF8.self)
+    }
     var bytes = utf8[...]
     let negative = bytes.first == UInt8(ascii: "-")
     if negative || (lenient && bytes.first == UInt8(ascii: "+")) { bytes = bytes.dropFirst() }
