@@ -164,8 +164,12 @@ public struct EnvelopeRule: Sendable {
       code?.typeName
       ?? (kind == .null ? "null" : kind == .object ? "an object" : "an array")
     let expected = Set(successCodes.map(\.typeName)).sorted().joined(separator: " or ")
+    let comparable = code.map { $0.typeName == "a string" || $0.typeName == "a number" } ?? false
+    let hint =
+      comparable && !matchesAcrossTypes
+      ? " (set matchesAcrossTypes to compare a string's value with a number)" : ""
     return "envelope \(codePath.debugDescription) is \(found), the rule's success codes are "
-      + expected + (code == nil ? "" : " (matchesAcrossTypes compares a string with a number)")
+      + expected + hint
   }
 
   private static func malformed(_ message: String) -> CourierError {
