@@ -33,8 +33,8 @@ struct WireEnvelopeTests {
       "The server sent a response the app could not read."
     ),
     (
-      "code of the wrong type", .json(#"{"code":"0","data":{"name":"Li","age":3}}"#), .decoding,
-      nil, "The server sent a response the app could not read."
+      "code of another type", .json(#"{"code":"0","data":{"name":"Li","age":3}}"#), .business,
+      "0", "The request could not be completed."
     ),
     (
       "data null", .json(#"{"code":0,"data":null}"#), .decoding, nil,

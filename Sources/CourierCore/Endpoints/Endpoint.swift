@@ -103,7 +103,8 @@ extension Endpoint where Value == Data {
 }
 
 extension Endpoint where Value == String {
-  /// An endpoint whose response body is returned as UTF-8 text.
+  /// An endpoint whose response body is returned as text, in the charset its `Content-Type`
+  /// names (UTF-8 when it names none; see ``ResponseDecoding/string``).
   public init(_ method: HTTPMethod = .get, _ path: String) {
     self.init(method, path, decoding: .string)
   }

@@ -18,10 +18,25 @@ import Foundation
 ///                         message: ["meta.message"], payload: "result")
 /// ```
 ///
-/// Paths are dotted member names from the root object. The code must have the type of the
-/// success values: `"0"` does not match `0` unless ``matchesAcrossTypes`` is on; a code of
-/// the wrong type, a missing code, and a body that is not a JSON object are
-/// ``CourierError/Kind/decoding`` errors.
+/// Paths are dotted member names from the root object. When a key appears twice, the first
+/// member counts, as in `JSONDecoder`.
+///
+/// **Success** is decided by the success codes alone: the code must have the type and exact
+/// value of one of them (numbers by exact decimal value, so codes beyond 2^53 never round;
+/// see ``EnvelopeCode``). `"0"` counts as `0` only when ``matchesAcrossTypes`` is on.
+///
+/// **Every other code is a ``CourierError/Kind/business`` failure** carrying the server's
+/// code and message: another number, a string (`"E1001"`), a boolean, `null`, an object or an
+/// array. The error's `code` is the text as written: a string without its quotes, `null` as
+/// `"null"`, an object or array as its JSON text. When only the type differs from the success
+/// codes, `debugDescription` says so. The server's message is what the user needs, so a code
+/// of an unexpected type must not hide it.
+///
+/// A **missing code** and a body that is **not a JSON object** are
+/// ``CourierError/Kind/decoding`` errors: without a code nothing says whether the request
+/// succeeded, and such a body is usually not this kind of envelope at all (a gateway's error
+/// page, or an endpoint that needs another rule), which is a mismatch for developers to see,
+/// not a refusal from the server.
 public struct EnvelopeRule: Sendable {
   /// The dotted path of the business code, such as `"code"` or `"meta.status"`.
   public var codePath: String { didSet { splitPaths() } }
@@ -31,8 +46,9 @@ public struct EnvelopeRule: Sendable {
   public var messagePaths: [String] { didSet { splitPaths() } }
   /// The path of the payload to decode, or `nil` to decode the whole body.
   public var payloadPath: String? { didSet { splitPaths() } }
-  /// Whether a string code may match a number success value with the same text and the
-  /// other way round (`"0"` matches `0`). Default `false`.
+  /// Whether a string code may match a number success value of the same decimal value
+  /// (`"0"`, `"00"` or `"0.0"` matches `0`; spaces, hex and `inf` never do), or a boolean
+  /// with the same text, and the other way round. Default `false`.
   public var matchesAcrossTypes: Bool
 
   private var evaluator: (@Sendable (Response) throws -> EnvelopeVerdict)?
@@ -87,8 +103,10 @@ public struct EnvelopeRule: Sendable {
 
   /// Reads the envelope of `response`.
   ///
-  /// - Throws: ``CourierError`` of kind ``CourierError/Kind/decoding`` when the body is not an
-  ///   envelope of this shape.
+  /// - Returns: Success when the code is one of the success codes; a failure with the code
+  ///   as written and the server's message for any other code, of any type.
+  /// - Throws: ``CourierError`` of kind ``CourierError/Kind/decoding`` when the body is not a
+  ///   JSON object or has no code.
   public func evaluate(_ response: Response) throws -> EnvelopeVerdict {
     if let evaluator { return try evaluator(response) }
     let body = response.body
@@ -108,21 +126,21 @@ public struct EnvelopeRule: Sendable {
       return JSONScanner.string(at: range, in: body)
     }.first
     let kind = JSONScanner.kind(of: codeRange, in: body)
-    guard kind == .number || kind == .string || kind == .bool,
-      let codeText = JSONScanner.scalarText(at: codeRange, in: body)
+    var code: EnvelopeCode?
+    if kind == .number || kind == .string || kind == .bool,
+      let text = JSONScanner.scalarText(at: codeRange, in: body)
+    {
+      code = EnvelopeCode(token: text, kind: kind)
+    }
+    guard let code,
+      successCodes.contains(where: { $0.matches(code, acrossTypes: matchesAcrossTypes) })
     else {
-      throw Self.malformed("envelope \(codePath.debugDescription) is not a number or string")
+      // The scanner validated the UTF-8 of the whole body.
+      let text = code?.text ?? String(decoding: body[codeRange], as: UTF8.self)
+      var verdict = EnvelopeVerdict.failure(code: text, message: message)
+      verdict.detail = typeMismatch(code, kind: kind)
+      return verdict
     }
-    let code = EnvelopeCode(token: codeText, kind: kind)
-    let sameType = successCodes.contains { $0.hasSameType(as: code) }
-    if !sameType && !matchesAcrossTypes && !successCodes.isEmpty {
-      throw Self.malformed(
-        "envelope \(codePath.debugDescription) is \(code.typeName) \(code); the rule expects "
-          + successCodes.map(\.typeName).joined(separator: " or ")
-          + " (set matchesAcrossTypes to compare text)")
-    }
-    let success = successCodes.contains { $0.matches(code, acrossTypes: matchesAcrossTypes) }
-    guard success else { return .failure(code: code.text, message: message) }
     var verdict = EnvelopeVerdict.success(payload: nil)
     verdict.message = message
     verdict.code = code.text
@@ -135,6 +153,23 @@ public struct EnvelopeRule: Sendable {
       }
     }
     return verdict
+  }
+
+  /// A note for developers when the code's type differs from every success code's, so that a
+  /// failure for `"0"` against `0` is not a riddle.
+  private func typeMismatch(_ code: EnvelopeCode?, kind: JSONScanner.ValueKind) -> String? {
+    guard !successCodes.isEmpty else { return nil }
+    if let code, successCodes.contains(where: { $0.hasSameType(as: code) }) { return nil }
+    let found =
+      code?.typeName
+      ?? (kind == .null ? "null" : kind == .object ? "an object" : "an array")
+    let expected = Set(successCodes.map(\.typeName)).sorted().joined(separator: " or ")
+    let comparable = code.map { $0.typeName == "a string" || $0.typeName == "a number" } ?? false
+    let hint =
+      comparable && !matchesAcrossTypes
+      ? " (set matchesAcrossTypes to compare a string's value with a number)" : ""
+    return "envelope \(codePath.debugDescription) is \(found), the rule's success codes are "
+      + expected + hint
   }
 
   private static func malformed(_ message: String) -> CourierError {

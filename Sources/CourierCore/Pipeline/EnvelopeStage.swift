@@ -25,7 +25,8 @@ public struct EnvelopeStage: ResponseStage {
     guard verdict.isSuccess else {
       throw CourierError(
         kind: .business,
-        debugMessage: "envelope reports failure",
+        debugMessage: verdict.detail.map { "envelope reports failure; \($0)" }
+          ?? "envelope reports failure",
         code: verdict.code, serverMessage: verdict.message,
         request: context.response.request, response: context.response,
         attempts: context.response.attempts, stage: name)

@@ -5,7 +5,7 @@ import Foundation
 public struct EnvelopeVerdict: Sendable {
   /// Whether the envelope reports success.
   public var isSuccess: Bool
-  /// The business code as written.
+  /// The business code as written (a string without its quotes, `null` as `"null"`).
   public var code: String?
   /// The server's message.
   public var message: String?
@@ -15,6 +15,9 @@ public struct EnvelopeVerdict: Sendable {
   public var payloadIsMissing = false
   /// Whether ``payload`` is a member cut from a JSON document.
   public var payloadIsJSONMember = false
+  /// A note for developers about a failure (a code of another type than the success codes),
+  /// added to the error's `debugDescription`.
+  var detail: String?
 
   /// Success; decode `payload` (or the whole body when `nil`).
   public static func success(payload: Data?) -> EnvelopeVerdict {

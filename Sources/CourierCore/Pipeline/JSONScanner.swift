@@ -1,13 +1,25 @@
 import Foundation
 
-/// A validating, non-allocating scan over JSON bytes that finds where values are without
-/// building them.
+/// A validating scan over JSON bytes that finds where values are without building them.
 ///
 /// The business envelope check uses it to read `code` and `msg` and to find the byte range of
 /// `data`, so that `JSONDecoder` parses the payload once instead of the whole body twice.
-/// Every byte of the document is checked against the JSON grammar (RFC 8259, plus the
-/// trailing commas Foundation's own parser accepts, so the two agree) on the way, nesting is
-/// limited to ``maximumDepth``, and no value is copied.
+///
+/// It accepts exactly the documents Foundation's parser accepts on Linux (checked by a
+/// differential test against `JSONSerialization`): RFC 8259 grammar, the trailing commas and
+/// leading UTF-8 byte order mark Foundation allows, strings that are well-formed UTF-8
+/// (no overlongs, no encoded surrogates, nothing above U+10FFFF) and whose `\u` escapes pair
+/// every surrogate. Nesting is limited to ``maximumDepth``. Only the number grammar is
+/// checked, not its range, as `JSONDecoder` does for members it does not decode.
+///
+/// **Duplicate keys: the first one wins**, for the whole value, as in `JSONDecoder` (Swift
+/// 6.3 on Linux; `JSONSerialization` keeps the last one instead, so the two disagree). Courier
+/// decodes payloads and whole bodies with `JSONDecoder`, so the envelope's `code` is the
+/// `code` a decoded model sees. Keys are compared as `String`s are (canonical equivalence),
+/// again as `JSONDecoder` compares them.
+///
+/// The scan copies nothing and allocates two small arrays per call (the state of each path
+/// and the result); only a key with an escape or non-ASCII bytes is decoded to compare it.
 enum JSONScanner {
   /// Why a scan failed, for developer messages.
   struct Failure: Error, CustomStringConvertible {
@@ -24,6 +36,20 @@ enum JSONScanner {
     case object, array, string, number, bool, null
   }
 
+  /// Where the search for one path stands.
+  fileprivate enum Slot: Equatable {
+    /// Looking for the member at this component index, in the object being scanned at that
+    /// level.
+    case waiting(level: Int)
+    /// The last component matched the member being scanned in the object at this level;
+    /// its range is set once the value is skipped.
+    case matched(level: Int)
+    /// Found.
+    case found(Range<Int>)
+    /// A component is missing, or a step is not an object.
+    case absent
+  }
+
   /// Finds the values at several dotted paths (`"code"`, `"meta.status"`) in one pass over the
   /// root object of `data`, validating the whole document.
   ///
@@ -34,18 +60,21 @@ enum JSONScanner {
     try data.withUnsafeBytes { raw -> [Range<Int>?] in
       let bytes = raw.bindMemory(to: UInt8.self)
       var cursor = Cursor(bytes: bytes)
+      cursor.skipByteOrderMark()
       cursor.skipWhitespace()
       guard cursor.peek() == UInt8(ascii: "{") else {
         throw cursor.failure(
           cursor.atEnd ? "empty body where a JSON object was expected" : "not a JSON object")
       }
-      var found = [Range<Int>?](repeating: nil, count: paths.count)
-      let wanted = paths.indices.map { (index: $0, components: paths[$0][...]) }
-      try cursor.scanObject(wanted: wanted, found: &found, depth: 0)
+      var slots = [Slot](repeating: .waiting(level: 0), count: paths.count)
+      try cursor.scanObject(paths: paths, slots: &slots, level: 0, depth: 0)
       cursor.skipWhitespace()
       guard cursor.atEnd else { throw cursor.failure("unexpected bytes after the JSON value") }
       let base = data.startIndex
-      return found.map { $0.map { ($0.lowerBound + base)..<($0.upperBound + base) } }
+      return slots.map { slot in
+        guard case .found(let range) = slot else { return nil }
+        return (range.lowerBound + base)..<(range.upperBound + base)
+      }
     }
   }
 
@@ -92,6 +121,11 @@ enum JSONScanner {
           : message, offset: offset)
     }
 
+    /// Skips a UTF-8 byte order mark at the start, which Foundation's parser accepts too.
+    mutating func skipByteOrderMark() {
+      if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { offset = 3 }
+    }
+
     mutating func skipWhitespace() {
       while offset < bytes.count {
         switch bytes[offset] {
@@ -107,11 +141,11 @@ enum JSONScanner {
       offset += 1
     }
 
-    /// Scans an object starting at `{`, recording the ranges of wanted members and
-    /// descending into members that lead to deeper wanted paths.
+    /// Scans an object starting at `{` whose members are at component `level` of the paths,
+    /// recording the ranges of wanted members and descending into the first member that leads
+    /// to a deeper wanted path. Later members with the same key are validated and ignored.
     mutating func scanObject(
-      wanted: [(index: Int, components: ArraySlice<Substring>)], found: inout [Range<Int>?],
-      depth: Int
+      paths: [[Substring]], slots: inout [Slot], level: Int, depth: Int
     ) throws {
       guard depth < JSONScanner.maximumDepth else { throw failure("JSON nested too deeply") }
       offset += 1  // {
@@ -124,31 +158,63 @@ enum JSONScanner {
         skipWhitespace()
         guard peek() == UInt8(ascii: "\"") else { throw failure("expected a member name") }
         let keyStart = offset
-        let keyHasEscape = try skipString()
-        let keyRange = (keyStart + 1)..<(offset - 1)
+        let keyIsPlain = try skipString()
+        let key = Key(range: (keyStart + 1)..<(offset - 1), isPlain: keyIsPlain)
         try expect(UInt8(ascii: ":"), "':' after a member name")
         skipWhitespace()
-        var matches: [(index: Int, components: ArraySlice<Substring>)] = []
-        if !wanted.isEmpty {
-          for entry in wanted
-          where keyMatches(keyRange, entry.components[entry.components.startIndex], keyHasEscape) {
-            matches.append(entry)
+        var decodedKey: String?
+        var matchedLeaf = false
+        var descends = false
+        for index in slots.indices where slots[index] == .waiting(level: level) {
+          let components = paths[index]
+          guard level < components.count,
+            matches(key, components[components.startIndex + level], decoded: &decodedKey)
+          else { continue }
+          if level == components.count - 1 {
+            slots[index] = .matched(level: level)
+            matchedLeaf = true
+          } else {
+            slots[index] = .waiting(level: level + 1)
+            descends = true
           }
         }
         let valueStart = offset
-        let deeper = matches.filter { $0.components.count > 1 }
-        if !deeper.isEmpty, peek() == UInt8(ascii: "{") {
-          try scanObject(
-            wanted: deeper.map { ($0.index, $0.components.dropFirst()) }, found: &found,
-            depth: depth + 1)
+        if descends && peek() == UInt8(ascii: "{") {
+          try scanObject(paths: paths, slots: &slots, level: level + 1, depth: depth + 1)
         } else {
           try skipValue(depth: depth + 1)
         }
-        for entry in matches where entry.components.count == 1 && found[entry.index] == nil {
-          found[entry.index] = valueStart..<offset
+        if descends {
+          // The first member with this key decided these paths: whatever was not found in it
+          // is absent, whatever later duplicates hold.
+          for index in slots.indices where slots[index] == .waiting(level: level + 1) {
+            slots[index] = .absent
+          }
+        }
+        if matchedLeaf {
+          for index in slots.indices where slots[index] == .matched(level: level) {
+            slots[index] = .found(valueStart..<offset)
+          }
         }
         if try closesContainer(UInt8(ascii: "}"), in: "an object") { return }
       }
+    }
+
+    /// Scans an object starting at `{` that holds nothing wanted.
+    mutating func skipObject(depth: Int) throws {
+      offset += 1  // {
+      skipWhitespace()
+      if peek() == UInt8(ascii: "}") {
+        offset += 1
+        return
+      }
+      repeat {
+        skipWhitespace()
+        guard peek() == UInt8(ascii: "\"") else { throw failure("expected a member name") }
+        _ = try skipString()
+        try expect(UInt8(ascii: ":"), "':' after a member name")
+        try skipValue(depth: depth + 1)
+      } while try !closesContainer(UInt8(ascii: "}"), in: "an object")
     }
 
     /// After a member or element: consumes `,` and returns `false` when another one follows,
@@ -172,21 +238,38 @@ enum JSONScanner {
       }
     }
 
-    func keyMatches(_ range: Range<Int>, _ name: Substring, _ hasEscape: Bool) -> Bool {
-      if hasEscape {
-        let quoted = UnsafeBufferPointer(
-          rebasing: bytes[(range.lowerBound - 1)..<(range.upperBound + 1)])
-        let key = try? JSONDecoder().decode(String.self, from: Data(quoted))
-        return key.map { $0[...] == name } ?? false
+    /// A member name: the bytes between its quotes, and whether they are plain ASCII without
+    /// escapes (so they compare byte by byte).
+    struct Key {
+      let range: Range<Int>
+      let isPlain: Bool
+    }
+
+    /// Whether `key` names `component`, compared as `String`s are (canonical equivalence),
+    /// which is how `JSONDecoder` finds a member. Plain ASCII on both sides compares bytes;
+    /// anything else decodes the key once into `decoded`.
+    func matches(_ key: Key, _ component: Substring, decoded: inout String?) -> Bool {
+      if key.isPlain {
+        let utf8 = component.utf8
+        if utf8.count == key.range.count
+          && zip(utf8, key.range).allSatisfy({ bytes[$0.1] == $0.0 })
+        {
+          return true
+        }
+        // Two different ASCII strings are never canonically equivalent.
+        if utf8.allSatisfy({ $0 < 0x80 }) { return false }
       }
-      let utf8 = name.utf8
-      guard utf8.count == range.count else { return false }
-      var index = range.lowerBound
-      for byte in utf8 {
-        if bytes[index] != byte { return false }
-        index += 1
-      }
-      return true
+      if decoded == nil { decoded = decodeKey(key) }
+      return decoded.map { $0[...] == component } ?? false
+    }
+
+    /// The text of a validated member name.
+    func decodeKey(_ key: Key) -> String? {
+      let inner = UnsafeBufferPointer(rebasing: bytes[key.range])
+      if !inner.contains(UInt8(ascii: "\\")) { return String(decoding: inner, as: UTF8.self) }
+      let quoted = UnsafeBufferPointer(
+        rebasing: bytes[(key.range.lowerBound - 1)..<(key.range.upperBound + 1)])
+      return try? JSONDecoder().decode(String.self, from: Data(quoted))
     }
 
     mutating func skipValue(depth: Int) throws {
@@ -195,8 +278,7 @@ enum JSONScanner {
       guard let byte = peek() else { throw failure("expected a value") }
       switch byte {
       case UInt8(ascii: "{"):
-        var none: [Range<Int>?] = []
-        try scanObject(wanted: [], found: &none, depth: depth)
+        try skipObject(depth: depth)
       case UInt8(ascii: "["):
         offset += 1
         skipWhitespace()
@@ -215,42 +297,144 @@ enum JSONScanner {
       case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
         try skipNumber()
       default:
-        throw failure("unexpected character '\(Character(Unicode.Scalar(byte)))'")
+        throw failure(
+          byte < 0x80
+            ? "unexpected character '\(Character(Unicode.Scalar(byte)))'"
+            : "unexpected byte 0x\(String(byte, radix: 16, uppercase: true))")
       }
     }
 
-    /// Skips a string at `"`; returns whether it held an escape.
+    /// Skips a string at `"`, checking its UTF-8 and escapes; returns whether it was plain
+    /// ASCII without escapes.
     mutating func skipString() throws -> Bool {
       offset += 1
-      var hasEscape = false
-      while offset < bytes.count {
+      var isPlain = true
+      while true {
+        skipPlainCharacters()
+        guard offset < bytes.count else { throw failure("expected the end of a string") }
         let byte = bytes[offset]
-        switch byte {
-        case UInt8(ascii: "\""):
+        if byte == UInt8(ascii: "\"") {
           offset += 1
-          return hasEscape
-        case UInt8(ascii: "\\"):
-          hasEscape = true
-          guard offset + 1 < bytes.count else { throw failure("expected an escape") }
-          switch bytes[offset + 1] {
-          case UInt8(ascii: "u"):
-            guard offset + 5 < bytes.count,
-              (2...5).allSatisfy({ ASCII.isHexDigit(bytes[offset + $0]) })
-            else { throw failure("bad \\u escape") }
-            offset += 6
-          case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"),
-            UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
-            offset += 2
-          default:
-            throw failure("bad escape")
-          }
-        case 0..<0x20:
+          return isPlain
+        }
+        isPlain = false
+        if byte >= 0x80 {
+          let length = multiByteLength(at: offset)
+          guard length > 0 else { throw failure("invalid UTF-8 in a string") }
+          offset += length
+        } else if byte == UInt8(ascii: "\\") {
+          try skipEscape()
+        } else {
           throw failure("control character in a string")
-        default:
-          offset += 1
         }
       }
-      throw failure("expected the end of a string")
+    }
+
+    /// Whether `byte` needs a look inside a string: a control character, `"`, `\`, or not
+    /// ASCII.
+    @inline(__always)
+    static func isSpecialInString(_ byte: UInt8) -> Bool {
+      byte &- 0x20 >= 0x60 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+    }
+
+    /// Skips printable ASCII other than `"` and `\`, the bytes of almost every string: eight
+    /// bytes at a time while none of them is special, then byte by byte, on locals so that
+    /// the index stays in a register.
+    @inline(__always)
+    mutating func skipPlainCharacters() {
+      var index = offset
+      let end = bytes.count
+      // Text that is not ASCII stops here at once, without trying a word.
+      guard index < end, !Self.isSpecialInString(bytes[index]) else { return }
+      if let base = bytes.baseAddress {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let high: UInt64 = 0x8080_8080_8080_8080
+        while end - index >= 8 {
+          let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+          let quote = word ^ (ones &* UInt64(UInt8(ascii: "\"")))
+          let backslash = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
+          // A byte below 0x20 (x - n borrows into a clear high bit), a `"` or `\` (a zero
+          // byte after the XOR), or a byte with its high bit set: the word holds a special
+          // byte. False positives only send the word to the byte loop.
+          let control = (word &- ones &* 0x20) & ~word
+          let zeroQuote = (quote &- ones) & ~quote
+          let zeroBackslash = (backslash &- ones) & ~backslash
+          if (control | zeroQuote | zeroBackslash | word) & high != 0 { break }
+          index += 8
+        }
+      }
+      while index < end, !Self.isSpecialInString(bytes[index]) { index += 1 }
+      offset = index
+    }
+
+    /// The length of the well-formed UTF-8 sequence of two to four bytes at `index`, or 0
+    /// (Unicode Table 3-7): no overlong forms, no encoded surrogates, nothing above U+10FFFF.
+    @inline(__always)
+    func multiByteLength(at index: Int) -> Int {
+      let lead = bytes[index]
+      let remaining = bytes.count - index
+      let isContinuation = { (offset: Int) in self.bytes[index + offset] & 0xC0 == 0x80 }
+      if lead &- 0xC2 < 0x1E {  // C2...DF
+        return remaining >= 2 && isContinuation(1) ? 2 : 0
+      }
+      if lead & 0xF0 == 0xE0 {  // E0...EF
+        guard remaining >= 3, isContinuation(1), isContinuation(2) else { return 0 }
+        let second = bytes[index + 1]
+        if lead == 0xE0 && second < 0xA0 { return 0 }  // overlong
+        if lead == 0xED && second > 0x9F { return 0 }  // a surrogate
+        return 3
+      }
+      if lead &- 0xF0 < 5 {  // F0...F4
+        guard remaining >= 4, isContinuation(1), isContinuation(2), isContinuation(3) else {
+          return 0
+        }
+        let second = bytes[index + 1]
+        if lead == 0xF0 && second < 0x90 { return 0 }  // overlong
+        if lead == 0xF4 && second > 0x8F { return 0 }  // above U+10FFFF
+        return 4
+      }
+      return 0
+    }
+
+    /// Skips an escape at `\`; a `\u` high surrogate must be followed by a `\u` low surrogate,
+    /// and a low surrogate must not stand alone, as in Foundation.
+    mutating func skipEscape() throws {
+      guard offset + 1 < bytes.count else { throw failure("expected an escape") }
+      switch bytes[offset + 1] {
+      case UInt8(ascii: "u"):
+        let unit = try hexEscape(at: offset)
+        switch unit {
+        case 0xD800...0xDBFF:
+          guard offset + 7 < bytes.count, bytes[offset + 6] == UInt8(ascii: "\\"),
+            bytes[offset + 7] == UInt8(ascii: "u")
+          else { throw failure("unpaired surrogate in a \\u escape") }
+          let low = try hexEscape(at: offset + 6)
+          guard (0xDC00...0xDFFF).contains(low) else {
+            throw failure("unpaired surrogate in a \\u escape")
+          }
+          offset += 12
+        case 0xDC00...0xDFFF:
+          throw failure("unpaired surrogate in a \\u escape")
+        default:
+          offset += 6
+        }
+      case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"),
+        UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+        offset += 2
+      default:
+        throw failure("bad escape")
+      }
+    }
+
+    /// The code unit of the `\uXXXX` escape starting at `start`.
+    func hexEscape(at start: Int) throws -> UInt16 {
+      guard start + 5 < bytes.count else { throw failure("bad \\u escape") }
+      var unit: UInt16 = 0
+      for index in (start + 2)...(start + 5) {
+        guard let digit = ASCII.hexValue(bytes[index]) else { throw failure("bad \\u escape") }
+        unit = unit << 4 | UInt16(digit)
+      }
+      return unit
     }
 
     mutating func skipLiteral(_ literal: StaticString) throws {

@@ -4,7 +4,7 @@ import Foundation
 /// `Value`.
 ///
 /// The endpoint initialisers pick one from `Value`: JSON for `Decodable`, raw bytes for
-/// `Data`, UTF-8 text for `String`, nothing for `Void`. Use ``custom(_:)`` for anything else.
+/// `Data`, text in the response's charset for `String`, nothing for `Void`. Use ``custom(_:)`` for anything else.
 public struct ResponseDecoding<Value: Sendable>: Sendable {
   let decode: @Sendable (ResponseContext, JSONDecoder) throws -> Value
 
@@ -72,22 +72,35 @@ extension ResponseDecoding where Value == Data {
 }
 
 extension ResponseDecoding where Value == String {
-  /// The payload as UTF-8 text (a JSON string payload cut from an envelope is unquoted).
+  /// The payload as text, in the charset the response's `Content-Type` names.
+  ///
+  /// - No `charset`: UTF-8. A byte order mark is dropped, and picks UTF-8 or UTF-16 over the
+  ///   label, as browsers decode.
+  /// - Supported: UTF-8, US-ASCII, ISO-8859-1 (latin1), UTF-16 (little-endian without a byte
+  ///   order mark), UTF-16LE, UTF-16BE, GBK, GB2312 (decoded as GBK, its superset), GB18030,
+  ///   Big5, Big5-HKSCS, Shift_JIS, EUC-JP, EUC-KR and windows-1252, under their usual labels.
+  /// - A payload cut from a JSON envelope is JSON text, so UTF-8 whatever the label; a JSON
+  ///   string there is unquoted.
+  ///
+  /// An empty payload is `""`. An unknown charset, and bytes that are not valid in the
+  /// charset, fail with ``CourierError/Kind/decoding`` naming the charset
+  /// (`"body is not valid GBK"`).
   public static var string: Self {
     Self { context, decoder in
       try context.checkDecodableSize()
-      if context.payloadIsJSONMember, context.payload.first == UInt8(ascii: "\"") {
-        do {
-          return try decoder.decode(String.self, from: context.payload)
-        } catch {
-          throw CourierError(
-            kind: .decoding, debugMessage: "payload is not a JSON string", underlying: error)
+      if context.payloadIsJSONMember {
+        if context.payload.first == UInt8(ascii: "\"") {
+          do {
+            return try decoder.decode(String.self, from: context.payload)
+          } catch {
+            throw CourierError(
+              kind: .decoding, debugMessage: "payload is not a JSON string", underlying: error)
+          }
         }
+        return try TextCharset.decode(context.payload, contentType: nil)
       }
-      guard let text = String(bytes: context.payload, encoding: .utf8) else {
-        throw CourierError(kind: .decoding, debugMessage: "body is not valid UTF-8")
-      }
-      return text
+      return try TextCharset.decode(
+        context.payload, contentType: context.response.headers[.contentType])
     }
   }
 }
