@@ -3,7 +3,9 @@ import CourierTesting
 import Foundation
 import Testing
 
-@Suite("Envelope codes: any non-success code is a business failure; exact comparison")
+@Suite(
+  "Envelope codes: any non-success code is a business failure; exact comparison",
+  .timeLimit(.minutes(1)))
 struct EnvelopeCodeTests {
   /// Sends one request for `body` through a client with `rule` and returns the error.
   func failure(

@@ -3,7 +3,7 @@ import Testing
 
 @testable import CourierCore
 
-@Suite("JSON scanner")
+@Suite("JSON scanner", .timeLimit(.minutes(1)))
 struct JSONScannerTests {
   /// A small deterministic generator, so a failure can be replayed.
   struct SplitMix64: RandomNumberGenerator {

@@ -4,7 +4,7 @@ import CourierURLSession
 import Foundation
 import Testing
 
-@Suite("Endpoint<String>: text in the charset of Content-Type")
+@Suite("Endpoint<String>: text in the charset of Content-Type", .timeLimit(.minutes(1)))
 struct TextDecodingTests {
   /// "你好，世界" in GBK, from `printf '你好，世界' | iconv -f utf-8 -t gbk` on this machine.
   static let helloGBK: [UInt8] = [0xC4, 0xE3, 0xBA, 0xC3, 0xA3, 0xAC, 0xCA, 0xC0, 0xBD, 0xE7]
