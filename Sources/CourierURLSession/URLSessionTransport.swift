@@ -24,7 +24,8 @@ import Synchronization
 ///
 /// ## Platform notes (Linux, where URLSession is libcurl)
 /// - ``Request/timeout`` becomes `URLRequest.timeoutInterval`, which libcurl enforces as an
-///   idle timeout (no bytes for that long), not a total deadline.
+///   idle timeout (no bytes for that long), not a total deadline, and in whole seconds only:
+///   the transport rounds it up (at least 1 s). `TimeoutMiddleware` enforces exact limits.
 /// - libcurl decodes gzip responses itself but leaves `Content-Encoding` in place.
 /// - At most 6 connections per host unless the configuration says otherwise.
 public struct URLSessionTransport: Transport {
@@ -213,7 +214,14 @@ public struct URLSessionTransport: Transport {
       let seconds =
         Double(timeout.components.seconds)
         + Double(timeout.components.attoseconds) / 1e18
-      urlRequest.timeoutInterval = max(seconds, 0.001)
+      #if canImport(FoundationNetworking)
+        // URLSession on Linux truncates the interval to whole seconds (measured: 1.5 s fires
+        // after 1 s, and 0.5 s at once), so round up: a sub-second limit is TimeoutMiddleware's
+        // to enforce exactly.
+        urlRequest.timeoutInterval = max(1, seconds.rounded(.up))
+      #else
+        urlRequest.timeoutInterval = max(seconds, 0.001)
+      #endif
     }
     return urlRequest
   }
