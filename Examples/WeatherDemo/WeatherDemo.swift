@@ -1,14 +1,22 @@
 import Courier
 import CourierTesting
 import Foundation
+import Synchronization
 
 /// `weather-demo`: asks a weather API for two cities and one unknown city, and shows how
 /// Courier turns every failure into one readable sentence.
 ///
+/// The client runs Courier's standard middleware, outermost first: default headers (with the
+/// chosen language as `Accept-Language`), a W3C `traceparent` per request, retry, per-attempt
+/// and overall timeouts, and logging (`--verbose`: one line per attempt on standard error,
+/// with the api key shown as `appid=***`).
+///
 /// By default it serves the API itself from an in-process `MockServer` on 127.0.0.1, so it
-/// runs offline. `--base-url URL` points it at a real server with the same shape
-/// (OpenWeatherMap's `weather?q=<city>`; add `--api-key KEY` for its `appid`), and
-/// `--lang zh-Hans` prints reasons in Simplified Chinese.
+/// runs offline. That server rejects requests without a `traceparent` or a Courier
+/// `User-Agent`, and fails the first request for Shanghai with `503`, so the retry shows.
+/// `--base-url URL` points the demo at a real server with the same shape (OpenWeatherMap's
+/// `weather?q=<city>`; add `--api-key KEY` for its `appid`), and `--lang zh-Hans` prints
+/// reasons in Simplified Chinese.
 @main
 struct WeatherDemo {
   static func main() async {
@@ -32,7 +40,8 @@ struct WeatherDemo {
       do {
         let mock = try MockServer()
         mock.recordsRequests = false
-        mock.setDispatcher(WeatherAPI.respond)
+        let api = WeatherAPI()
+        mock.setDispatcher { api.respond($0) }
         server = mock
         baseURL = mock.baseURL
       } catch {
@@ -42,7 +51,9 @@ struct WeatherDemo {
     }
     defer { server?.shutdown() }
 
-    let client = WeatherClient(baseURL: baseURL, locale: options.language, apiKey: options.apiKey)
+    let client = WeatherClient(
+      baseURL: baseURL, locale: options.language, apiKey: options.apiKey,
+      verbose: options.verbose)
     print(
       "Courier weather demo: \(server == nil ? "server" : "embedded server") \(baseURL.absoluteString),"
         + " language \(client.locale)")
@@ -50,21 +61,30 @@ struct WeatherDemo {
       await show(city) { try await client.weather(in: city) }
     }
     // A port nobody listens on: the same code path as a server that is down.
+    // Refused connections are retried too, but fail fast: three attempts take well under a
+    // second.
     let offline = WeatherClient(
-      baseURL: URL(string: "http://127.0.0.1:9/")!, locale: options.language, apiKey: nil)
+      baseURL: URL(string: "http://127.0.0.1:9/")!, locale: options.language, apiKey: nil,
+      verbose: options.verbose)
     await show("Beijing (server down)") { try await offline.weather(in: "Beijing") }
   }
 
-  static func show(_ label: String, _ fetch: @Sendable () async throws -> Weather) async {
+  static func show(
+    _ label: String, _ fetch: @Sendable () async throws -> Decoded<Weather>
+  ) async {
     do {
-      let weather = try await fetch()
+      let decoded = try await fetch()
+      let weather = decoded.value
       let celsius = weather.main.temp - 273.15
       let description = weather.weather.first?.description ?? "?"
-      print("  \(weather.name): \(String(format: "%.1f", celsius)) °C, \(description)")
+      let attempts = decoded.response.attempts
+      let note = attempts > 1 ? "  (\(attempts) attempts)" : ""
+      print("  \(weather.name): \(String(format: "%.1f", celsius)) °C, \(description)\(note)")
     } catch let error as CourierError {
       var detail = "kind \(error.kind)"
       if let status = error.status { detail += ", status \(status)" }
       if let code = error.code { detail += ", code \(code)" }
+      if error.attempts > 1 { detail += ", \(error.attempts) attempts" }
       print("  \(label): \(error.reason)  [\(detail)]")
     } catch {
       print("  \(label): \(error.localizedDescription)")
@@ -92,58 +112,84 @@ struct WeatherClient: Sendable {
 
   var locale: String { client.locale }
 
-  init(baseURL: URL, locale: String?, apiKey: String?) {
+  init(baseURL: URL, locale: String?, apiKey: String?, verbose: Bool) {
     // OpenWeatherMap's envelope: `cod` is 200 (a number) on success and "404" (a string)
     // on failure, with the text in `message`; the payload is the whole body.
     let rule = EnvelopeRule(
       code: "cod", success: [200], message: ["message"], payload: nil, matchesAcrossTypes: true)
     let language = ReasonCatalog.standard.bestLocale(
       for: locale.map { [$0] } ?? ReasonCatalog.processPreferredLanguages)
+    // OpenWeatherMap takes its key as the `appid` query parameter, which the standard
+    // redaction does not know: add it, so a log shows `appid=***`.
+    var redaction = Redaction.standard
+    redaction.queryParameters.insert("appid")
     client = Client(
       baseURL: baseURL,
       transport: URLSessionTransport(),
-      middleware: [AcceptLanguageMiddleware(language: language)],
+      middleware: [
+        // User-Agent `Courier/…` and Accept: application/json, and the server answers in the
+        // client's language.
+        HeadersMiddleware(providers: [HeaderProvider(.acceptLanguage) { _ in language }]),
+        RequestIDMiddleware(),
+        // The standard policy (3 attempts; 408, 429, 5xx, refused, timed out …) but a 0.2 s
+        // base delay instead of 0.5 s, so the demo stays fast.
+        RetryMiddleware(policy: RetryPolicy(baseDelay: .milliseconds(200))),
+        TimeoutMiddleware(attempt: .seconds(5), overall: .seconds(15)),
+        // Innermost, so every attempt is logged.
+        LoggingMiddleware(
+          level: verbose ? .basic : .none, sink: StandardErrorLogSink(), redaction: redaction),
+      ],
       pipeline: .envelope(rule),
       locale: language)
     self.apiKey = apiKey
   }
 
-  func weather(in city: String) async throws(CourierError) -> Weather {
-    var endpoint = Endpoint<Weather>(.get, "weather").query("q", city).timeout(.seconds(10))
+  func weather(in city: String) async throws(CourierError) -> Decoded<Weather> {
+    var endpoint = Endpoint<Weather>(.get, "weather").query("q", city)
     if let apiKey { endpoint = endpoint.query("appid", apiKey) }
-    return try await client.send(endpoint)
-  }
-}
-
-/// Asks the server to answer in the client's language: a middleware of the kind users write.
-struct AcceptLanguageMiddleware: Middleware {
-  let language: String
-
-  func intercept(_ request: Request, next: Next) async throws -> Response {
-    var request = request
-    if !request.headers.contains(.acceptLanguage) {
-      try request.headers.add(.acceptLanguage, language)
-    }
-    return try await next(request)
+    return try await client.response(for: endpoint)
   }
 }
 
 /// The embedded server's API: a few cities, and OpenWeatherMap's error envelope for the rest,
 /// sent with `200 OK` as many business APIs do, so the client must read the envelope.
-enum WeatherAPI {
+///
+/// It answers `400` to a request without a valid `traceparent` or a `User-Agent` starting with
+/// `Courier/` (so the headers and request id middleware are proven), and `503` to the first
+/// request for Shanghai (so the retry is seen).
+final class WeatherAPI: Sendable {
   static let cities: [String: (temp: Double, description: String, chinese: String)] = [
     "beijing": (305.4, "clear sky", "晴"),
     "shanghai": (301.2, "light rain", "小雨"),
   ]
+  /// The city whose first request fails.
+  static let flakyCity = "shanghai"
 
-  @Sendable static func respond(_ request: RecordedRequest) -> MockResponse {
+  private let flakyCityFailed = Mutex(false)
+
+  func respond(_ request: RecordedRequest) -> MockResponse {
     guard request.method == "GET", request.path == "/weather" else {
       return .json(#"{"cod":"404","message":"Internal error"}"#, status: 404)
+    }
+    guard request.header("User-Agent")?.hasPrefix("Courier/") == true else {
+      return .json(#"{"cod":"400","message":"no Courier User-Agent"}"#, status: 400)
+    }
+    guard let traceparent = request.header("traceparent"),
+      TraceContext(traceparent: traceparent) != nil
+    else {
+      return .json(#"{"cod":"400","message":"no valid traceparent"}"#, status: 400)
     }
     let chinese = request.header("Accept-Language")?.hasPrefix("zh") == true
     let query = URLComponents(string: request.target)?.queryItems ?? []
     let city = query.first { $0.name == "q" }?.value ?? ""
-    guard let known = cities[city.lowercased()] else {
+    if city.lowercased() == Self.flakyCity {
+      let isFirst = flakyCityFailed.withLock { failed in
+        defer { failed = true }
+        return !failed
+      }
+      if isFirst { return .json(#"{"cod":"503","message":"try again"}"#, status: 503) }
+    }
+    guard let known = Self.cities[city.lowercased()] else {
       let message = chinese ? "未找到该城市" : "city not found"
       return .json(#"{"cod":"404","message":"\#(message)"}"#)
     }
@@ -157,15 +203,17 @@ enum WeatherAPI {
 /// Command-line options.
 struct Options {
   static let usage = """
-    usage: weather-demo [--base-url URL] [--api-key KEY] [--lang en|zh-Hans]
+    usage: weather-demo [--base-url URL] [--api-key KEY] [--lang en|zh-Hans] [--verbose]
       --base-url URL   use a real weather API instead of the embedded loopback server
-      --api-key KEY    sent as the appid query parameter
+      --api-key KEY    sent as the appid query parameter (logged as appid=***)
       --lang LOCALE    language of error reasons (default: from the environment)
+      --verbose        log one line per attempt to standard error
     """
 
   var baseURL: URL?
   var apiKey: String?
   var language: String?
+  var verbose = false
   var help = false
 
   struct Invalid: Error, CustomStringConvertible {
@@ -178,6 +226,8 @@ struct Options {
       switch argument {
       case "--help", "-h":
         help = true
+      case "--verbose", "-v":
+        verbose = true
       case "--base-url", "--api-key", "--lang":
         guard let value = arguments.popFirst() else {
           throw Invalid(description: "\(argument) needs a value")
