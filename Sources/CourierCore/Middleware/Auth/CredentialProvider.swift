@@ -8,8 +8,13 @@
 /// ## Writing your own
 /// ```swift
 /// actor TokenStore: CredentialProvider {
-///   var token: String?
-///   let refreshClient: Client
+///   private var token: String?
+///   private let refreshClient: Client
+///
+///   init(token: String?, refreshClient: Client) {
+///     self.token = token
+///     self.refreshClient = refreshClient
+///   }
 ///
 ///   func credential() async throws -> Credential? {
 ///     token.map { Credential(bearer: $0) }
@@ -22,8 +27,9 @@
 ///   }
 /// }
 ///
+/// let store = TokenStore(token: nil, refreshClient: Client(baseURL: base, transport: transport))
 /// let client = Client(baseURL: base, transport: URLSessionTransport(),
-///                     middleware: [AuthMiddleware(provider: TokenStore(refreshClient: auth))])
+///                     middleware: [AuthMiddleware(provider: store)])
 /// ```
 /// Throw from ``refresh(rejected:)`` when the user has to sign in again (the refresh token
 /// expired too): every request waiting for the refresh then fails with kind
