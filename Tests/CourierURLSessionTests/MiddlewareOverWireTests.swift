@@ -43,16 +43,26 @@ struct MiddlewareOverWireTests {
     let fixture = try WireFixture(
       middleware: [TimeoutMiddleware(attempt: .milliseconds(500), overall: nil)])
     defer { fixture.shutdown() }
-    fixture.server.enqueue(MockResponse(fault: .hang))
-    let started = ContinuousClock.now
-    let error = await courierError { try await fixture.client.send(Endpoint<Data>(.get, "hang")) }
-    let elapsed = ContinuousClock.now - started
-    #expect(error?.kind == .timedOut)
-    #expect(error?.debugDescription.contains("per-attempt timeout of 0.5 seconds") == true)
-    #expect(elapsed >= .milliseconds(500))
-    #expect(elapsed < .milliseconds(600), "took \(elapsed)")
-    _ = try await fixture.server.takeRequest()
-    // The cancelled attempt's socket is closed by libcurl; there is no event for that, so
+    // Three tries; the best must end within the limit + 100 ms. Parallel suites on a loaded
+    // 2-core machine can delay one wake-up by more than that (seen: 748 ms once), which says
+    // nothing about the middleware; every try must still end within the limit + 1 s.
+    var times: [Duration] = []
+    for _ in 0..<3 {
+      fixture.server.enqueue(MockResponse(fault: .hang))
+      let started = ContinuousClock.now
+      let error = await courierError {
+        try await fixture.client.send(Endpoint<Data>(.get, "hang"))
+      }
+      let elapsed = ContinuousClock.now - started
+      times.append(elapsed)
+      #expect(error?.kind == .timedOut)
+      #expect(error?.debugDescription.contains("per-attempt timeout of 0.5 seconds") == true)
+      #expect(elapsed >= .milliseconds(500))
+      #expect(elapsed < .milliseconds(1500), "took \(elapsed)")
+      _ = try await fixture.server.takeRequest()
+    }
+    #expect(try #require(times.min()) < .milliseconds(600), "took \(times)")
+    // The cancelled attempts' sockets are closed by libcurl; there is no event for that, so
     // read the kernel's table until it shows no connection (bounded by the time limit).
     var open = establishedConnections(toPort: fixture.server.port)
     while open > 0 {
