@@ -111,17 +111,22 @@ public struct RetryMiddleware: Middleware {
     _ outcome: inout Result<Response, CourierError>, policy: RetryPolicy, attempt: Int,
     deadline: Deadline?
   ) throws(CourierError) -> Duration? {
+    // The failed response is copied out of the error before it is read: Swift 6.3.1 -O
+    // crashes (CopyPropagation, "Found ownership error") on `error.status` read here.
     let response: Response?
+    let retryable: Bool
     switch outcome {
     case .success(let value):
-      guard policy.retryableStatuses.contains(value.status) else { return nil }
+      retryable = policy.retryableStatuses.contains(value.status)
       response = value
     case .failure(let error):
-      let retryableStatus =
-        error.kind == .httpStatus && error.status.map(policy.retryableStatuses.contains) == true
-      guard retryableStatus || policy.retryableKinds.contains(error.kind) else { return nil }
       response = error.response
+      let retryableStatus =
+        error.kind == .httpStatus
+        && response.map { policy.retryableStatuses.contains($0.status) } == true
+      retryable = retryableStatus || policy.retryableKinds.contains(error.kind)
     }
+    guard retryable else { return nil }
     if RequestCancellation.isCancelled {
       // Cancelled while the attempt failed: end as cancelled, not with the stale outcome.
       throw CourierError(
