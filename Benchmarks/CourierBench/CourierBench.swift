@@ -173,20 +173,19 @@ enum ChainBenchmark {
         body: { [c = client(five(basicInMemory))] in _ = try await c.send(request) },
         afterRound: { memorySink.removeAll() }),
       row(
-        "five middleware, logging .none, timeout (b) token timer",
-        client(five(silent, timeout: TokenTimeoutMiddleware()))),
+        "five middleware, logging .none, timeout (a) task group",
+        client(five(silent, timeout: TaskGroupTimeoutMiddleware()))),
       row("HeadersMiddleware alone", client([HeadersMiddleware()])),
       row("RequestIDMiddleware alone", client([RequestIDMiddleware()])),
       row("LoggingMiddleware(.none) alone", client([silent])),
       row("LoggingMiddleware(.basic) alone (discarding sink)", client([basic])),
       row("RetryMiddleware alone", client([RetryMiddleware()])),
-      row("TimeoutMiddleware alone: (a) task group, shipped", client([TimeoutMiddleware()])),
       row(
-        "TimeoutMiddleware alone: (b) one timer task cancels a RequestCancellation",
-        client([TokenTimeoutMiddleware()])),
+        "TimeoutMiddleware alone: (a) attempt raced against a sleep in a task group",
+        client([TaskGroupTimeoutMiddleware()])),
       row(
-        "TimeoutMiddleware alone: (b') (b) with the timer as a group child",
-        client([TokenTimeoutMiddleware(structured: true)])),
+        "TimeoutMiddleware alone: (b) one timer task cancels a RequestCancellation (shipped)",
+        client([TimeoutMiddleware()])),
       row("Client, 0 middleware, transport that only knows Task cancellation", unobserving),
       Variant(name: "Client, 0 middleware, Endpoint<Void> (URL build + pipeline)") {
         try await bare.send(endpoint)
@@ -232,20 +231,21 @@ enum ChainBenchmark {
     print(
       "Timeout (b) / (a), alone (row 14 / row 13): "
         + "\(Measure.format(ns[13] / ns[12], decimals: 2)) in time, "
-        + "\(Measure.format(allocations[13] - allocations[12], decimals: 1)) allocations")
+        + "\(Measure.format(allocations[13] - allocations[12], decimals: 1)) allocations  ")
+    print(
+      "Five middleware, timeout (b) / (a) (row 4 / row 7): "
+        + "\(Measure.format(ns[3] / ns[6], decimals: 2)) in time, "
+        + "\(Measure.format(allocations[3] - allocations[6], decimals: 1)) allocations")
   }
 }
 
-/// The alternative `TimeoutMiddleware` design of issue #7, for measuring against the shipped
-/// one: the attempt runs inline under a per-attempt ``RequestCancellation`` (a child of the
-/// request's), and one timer task sleeps for the limit and then cancels that token; the
-/// transport observes the token and closes its connection. The timer is cancelled when the
-/// attempt returns. Limits and deadline as `TimeoutMiddleware`'s.
-struct TokenTimeoutMiddleware: Middleware {
+/// `TimeoutMiddleware` as it was before issue #7, for measuring against the shipped one: the
+/// attempt races a sleeping child task in a throwing task group (two child tasks per
+/// attempt); the first to finish wins and the group cancels the other. Limits and deadline as
+/// `TimeoutMiddleware`'s.
+struct TaskGroupTimeoutMiddleware: Middleware {
   var attemptTimeout: Duration? = TimeoutMiddleware.defaultAttemptTimeout
   var overallTimeout: Duration? = TimeoutMiddleware.defaultOverallTimeout
-  /// The timer as a task-group child (awaited when the attempt ends) instead of a `Task`.
-  var structured = false
   let clock: any Clock<Duration> = ContinuousClock()
 
   func intercept(_ request: Request, next: Next) async throws -> Response {
@@ -267,38 +267,18 @@ struct TokenTimeoutMiddleware: Middleware {
     if request.timeout == nil || request.timeout.map({ $0 > limit }) == true {
       request.timeout = limit
     }
-    let outer = RequestCancellation.current
-    let token = RequestCancellation(parent: outer)
-    defer { token.detachFromParent() }
     let attemptRequest = request
-    do {
-      if structured {
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-          group.addTask { [clock] in
-            try await clock.sleep(for: limit)
-            token.cancel()
-          }
-          defer { group.cancelAll() }
-          return try await RequestCancellation.$current.withValue(token) {
-            try await next(attemptRequest)
-          }
-        }
-      }
-      let timer = Task { [clock] in
+    let outcome = try await withThrowingTaskGroup(of: Response?.self) { group in
+      group.addTask { try await next(attemptRequest) }
+      group.addTask { [clock] in
         try await clock.sleep(for: limit)
-        token.cancel()
+        return nil
       }
-      defer { timer.cancel() }
-      return try await RequestCancellation.$current.withValue(token) {
-        try await next(attemptRequest)
-      }
-    } catch {
-      // Cancelled, but not from outside: the timer fired.
-      if token.isCancelled, !(outer?.isCancelled ?? false), !Task.isCancelled {
-        throw CourierError(kind: .timedOut, request: request)
-      }
-      throw error
+      defer { group.cancelAll() }
+      return try await group.next() ?? nil
     }
+    guard let response = outcome else { throw CourierError(kind: .timedOut, request: request) }
+    return response
   }
 }
 
