@@ -10,8 +10,10 @@ import Synchronization
 
 /// `courier-bench`: Courier's cost next to what it wraps, measured side by side in one run.
 ///
-/// 1. Chain overhead: a request through a `Client` with 0 and 6 pass-through middleware over a
-///    transport that answers at once, against calling the transport directly.
+/// 1. Chain overhead: a request through a `Client` over a transport that answers at once, with
+///    0 and 6 pass-through middleware, the five standard middleware together and each alone,
+///    and `TimeoutMiddleware` against a token-timer design; against calling the transport
+///    directly.
 /// 2. End to end: GET + JSON decode of a ~300-byte body from `MockServer` on loopback, Courier
 ///    against plain `URLSession.data(for:)` + `JSONDecoder`, and against the simpler
 ///    cancellation design (a Task per request, no markers), in rotating rounds.
@@ -119,49 +121,164 @@ enum ChainBenchmark {
     }
   }
 
+  /// Drops every event: the logging rows then cost what `LoggingMiddleware` itself does
+  /// (building the event), not what a sink does with it.
+  struct DiscardingLogSink: LogSink {
+    var logLevel = LogSeverity.debug
+    var metadata: [String: String] = [:]
+    func log(_ event: LogEvent) {}
+  }
+
+  /// One row: a name, the request, and what to do after each round (clear a sink).
+  struct Variant {
+    var name: String
+    var body: () async throws -> Void
+    var afterRound: () -> Void = {}
+  }
+
   static func run(iterations: Int) async throws {
     let transport = ImmediateTransport(status: 204)
     let request = Request(url: URL(string: "http://127.0.0.1/item")!)
-    let bare = Client(baseURL: URL(string: "http://127.0.0.1/")!, transport: transport)
+    let base = URL(string: "http://127.0.0.1/")!
+    let bare = Client(baseURL: base, transport: transport)
     let endpoint = Endpoint<Void>(.get, "item")
     let six = Client(transport: transport, middleware: Array(repeating: PassThrough(), count: 6))
     let unobserving = Client(transport: ImmediateTransport(status: 204, observes: false))
-    let variants: [(String, () async throws -> Void)] = [
-      ("transport.send, no client", { _ = try await transport.send(request) }),
-      ("Client, 0 middleware", { _ = try await bare.send(request) }),
-      ("Client, 6 middleware", { _ = try await six.send(request) }),
-      (
-        "Client, 0 middleware, transport that only knows Task cancellation",
-        {
-          _ = try await unobserving.send(request)
-        }
-      ),
-      (
-        "Client, 0 middleware, Endpoint<Void> (URL build + pipeline)",
-        {
-          try await bare.send(endpoint)
-        }
-      ),
+    func client(_ middleware: [any Middleware]) -> Client {
+      Client(baseURL: base, transport: transport, middleware: middleware)
+    }
+    // The standard order, outermost first.
+    func five(
+      _ logging: LoggingMiddleware, timeout: any Middleware = TimeoutMiddleware()
+    )
+      -> [any Middleware]
+    {
+      [HeadersMiddleware(), RequestIDMiddleware(), logging, RetryMiddleware(), timeout]
+    }
+    let silent = LoggingMiddleware(level: .none, sink: InMemoryLogSink())
+    let basic = LoggingMiddleware(level: .basic, sink: DiscardingLogSink())
+    let memorySink = InMemoryLogSink()
+    let basicInMemory = LoggingMiddleware(level: .basic, sink: memorySink)
+    func row(_ name: String, _ client: Client) -> Variant {
+      Variant(name: name) { _ = try await client.send(request) }
+    }
+    let variants: [Variant] = [
+      Variant(name: "transport.send, no client") { _ = try await transport.send(request) },
+      row("Client, 0 middleware", bare),
+      row("Client, 6 pass-through middleware", six),
+      row("five middleware, logging .none", client(five(silent))),
+      row("five middleware, logging .basic (discarding sink)", client(five(basic))),
+      Variant(
+        name: "five middleware, logging .basic (InMemoryLogSink, cleared after each round)",
+        body: { [c = client(five(basicInMemory))] in _ = try await c.send(request) },
+        afterRound: { memorySink.removeAll() }),
+      row(
+        "five middleware, logging .none, timeout (a) task group",
+        client(five(silent, timeout: TaskGroupTimeoutMiddleware()))),
+      row("HeadersMiddleware alone", client([HeadersMiddleware()])),
+      row("RequestIDMiddleware alone", client([RequestIDMiddleware()])),
+      row("LoggingMiddleware(.none) alone", client([silent])),
+      row("LoggingMiddleware(.basic) alone (discarding sink)", client([basic])),
+      row("RetryMiddleware alone", client([RetryMiddleware()])),
+      row(
+        "TimeoutMiddleware alone: (a) attempt raced against a sleep in a task group",
+        client([TaskGroupTimeoutMiddleware()])),
+      row(
+        "TimeoutMiddleware alone: (b) one timer task cancels a RequestCancellation (shipped)",
+        client([TimeoutMiddleware()])),
+      row("Client, 0 middleware, transport that only knows Task cancellation", unobserving),
+      Variant(name: "Client, 0 middleware, Endpoint<Void> (URL build + pipeline)") {
+        try await bare.send(endpoint)
+      },
     ]
+    // Warm up: lazy initialisation, first allocations of every path.
+    for variant in variants {
+      for _ in 0..<1_000 { try await variant.body() }
+      variant.afterRound()
+    }
     var results = Array(repeating: [Measure.Result](), count: variants.count)
     for _ in 0..<5 {
       for (index, variant) in variants.enumerated() {
-        results[index].append(try await Measure.run(iterations, variant.1))
+        results[index].append(try await Measure.run(iterations, variant.body))
+        variant.afterRound()
       }
     }
+    let ns = results.map { Measure.median($0.map(\.nanoseconds)) }
+    let allocations = results.map { Measure.median($0.map(\.allocations)) }
+    let bareIndex = 1
     print("### Chain overhead (\(iterations) requests x 5 rounds, median)\n")
-    print("| variant | ns/request | allocations/request |")
-    print("| --- | ---: | ---: |")
+    print(
+      "| # | variant | ns/request | ns over bare client | ratio to bare client |"
+        + " allocations/request | allocations over bare client |")
+    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: |")
     for (index, variant) in variants.enumerated() {
-      let ns = Measure.median(results[index].map(\.nanoseconds))
-      let allocations = Measure.median(results[index].map(\.allocations))
+      let over = ns[index] - ns[bareIndex]
+      let extra = allocations[index] - allocations[bareIndex]
       print(
-        "| \(variant.0) | \(Measure.format(ns)) | \(Measure.format(allocations, decimals: 1)) |")
+        "| \(index + 1) | \(variant.name) | \(Measure.format(ns[index])) | "
+          + "\(index == bareIndex ? "" : Measure.format(over)) | "
+          + "\(Measure.format(ns[index] / ns[bareIndex], decimals: 2)) | "
+          + "\(Measure.format(allocations[index], decimals: 1)) | "
+          + "\(index == bareIndex ? "" : Measure.format(extra, decimals: 1)) |")
     }
-    let perMiddleware =
-      (Measure.median(results[2].map(\.nanoseconds))
-        - Measure.median(results[1].map(\.nanoseconds))) / 6
-    print("\nPer middleware: \(Measure.format(perMiddleware)) ns")
+    let perMiddleware = (ns[2] - ns[bareIndex]) / 6
+    let goal = ns[3] - ns[bareIndex] < 3_000 && allocations[3] - allocations[bareIndex] <= 2
+    print("\nPer pass-through middleware: \(Measure.format(perMiddleware)) ns  ")
+    print(
+      "Five middleware (row 4) over the bare client: \(Measure.format(ns[3] - ns[bareIndex])) ns, "
+        + "\(Measure.format(allocations[3] - allocations[bareIndex], decimals: 1)) allocations "
+        + "(goal < 3000 ns and <= 2: \(goal ? "met" : "missed"))  ")
+    print(
+      "Timeout (b) / (a), alone (row 14 / row 13): "
+        + "\(Measure.format(ns[13] / ns[12], decimals: 2)) in time, "
+        + "\(Measure.format(allocations[13] - allocations[12], decimals: 1)) allocations  ")
+    print(
+      "Five middleware, timeout (b) / (a) (row 4 / row 7): "
+        + "\(Measure.format(ns[3] / ns[6], decimals: 2)) in time, "
+        + "\(Measure.format(allocations[3] - allocations[6], decimals: 1)) allocations")
+  }
+}
+
+/// `TimeoutMiddleware` as it was before issue #7, for measuring against the shipped one: the
+/// attempt races a sleeping child task in a throwing task group (two child tasks per
+/// attempt); the first to finish wins and the group cancels the other. Limits and deadline as
+/// `TimeoutMiddleware`'s.
+struct TaskGroupTimeoutMiddleware: Middleware {
+  var attemptTimeout: Duration? = TimeoutMiddleware.defaultAttemptTimeout
+  var overallTimeout: Duration? = TimeoutMiddleware.defaultOverallTimeout
+  let clock: any Clock<Duration> = ContinuousClock()
+
+  func intercept(_ request: Request, next: Next) async throws -> Response {
+    var request = request
+    var deadline = request.attributes[DeadlineAttribute.self]
+    if deadline == nil,
+      let overall = request.attributes[OverallTimeoutAttribute.self] ?? overallTimeout
+    {
+      deadline = Deadline(after: overall, clock: ContinuousClock())
+      request.attributes[DeadlineAttribute.self] = deadline
+    }
+    var limit = request.timeout ?? attemptTimeout
+    if let deadline {
+      let remaining = deadline.remaining
+      if limit.map({ remaining < $0 }) ?? true { limit = remaining }
+    }
+    guard let limit else { return try await next(request) }
+    guard limit > .zero else { throw CourierError(kind: .timedOut, request: request) }
+    if request.timeout == nil || request.timeout.map({ $0 > limit }) == true {
+      request.timeout = limit
+    }
+    let attemptRequest = request
+    let outcome = try await withThrowingTaskGroup(of: Response?.self) { group in
+      group.addTask { try await next(attemptRequest) }
+      group.addTask { [clock] in
+        try await clock.sleep(for: limit)
+        return nil
+      }
+      defer { group.cancelAll() }
+      return try await group.next() ?? nil
+    }
+    guard let response = outcome else { throw CourierError(kind: .timedOut, request: request) }
+    return response
   }
 }
 

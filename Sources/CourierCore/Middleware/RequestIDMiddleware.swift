@@ -87,7 +87,26 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
   }
 
   /// The `traceparent` header value.
-  public var traceparent: String { "00-\(traceID)-\(parentID)-\(flags)" }
+  public var traceparent: String {
+    // Built in place: one allocation, where interpolation made several.
+    let count = 6 + traceID.utf8.count + parentID.utf8.count + flags.utf8.count
+    return String(unsafeUninitializedCapacity: count) { buffer in
+      var index = 0
+      func append(_ text: String) {
+        for byte in text.utf8 {
+          buffer[index] = byte
+          index += 1
+        }
+      }
+      append("00-")
+      append(traceID)
+      append("-")
+      append(parentID)
+      append("-")
+      append(flags)
+      return index
+    }
+  }
 
   /// The trace id.
   public var description: String { traceID }
@@ -99,12 +118,22 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
       && (!nonZero || text.utf8.contains { $0 != UInt8(ascii: "0") })
   }
 
-  private static func hex(_ words: UInt64...) -> String {
-    var text = ""
-    for word in words {
-      let digits = String(word, radix: 16)
-      text += String(repeating: "0", count: 16 - digits.count) + digits
+  /// `high` (and `low`) as 16 (32) lower-case hex digits, written straight into the string.
+  private static func hex(_ high: UInt64, _ low: UInt64? = nil) -> String {
+    let count = low == nil ? 16 : 32
+    return String(unsafeUninitializedCapacity: count) { buffer in
+      writeHex(high, into: buffer, at: 0)
+      if let low { writeHex(low, into: buffer, at: 16) }
+      return count
     }
-    return text
+  }
+
+  private static func writeHex(
+    _ word: UInt64, into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int
+  ) {
+    for index in 0..<16 {
+      let nibble = UInt8(truncatingIfNeeded: word >> UInt64((15 - index) * 4)) & 0xF
+      buffer[offset + index] = nibble < 10 ? nibble &+ UInt8(ascii: "0") : nibble &+ 87
+    }
   }
 }
