@@ -62,53 +62,36 @@ public struct TimeoutMiddleware: Middleware {
     }
     let attempt = request.timeout ?? attemptTimeout
     var limit = attempt
-    // The overall limit when it is the one that fires; put in words only when it does.
-    var overall: Duration?
+    var firing = attempt.map { "the per-attempt timeout of \($0)" }
     if let deadline {
       let remaining = deadline.remaining
       if limit.map({ remaining < $0 }) ?? true {
         limit = remaining
-        overall = deadline.limit
+        firing = "the overall deadline of \(deadline.limit)"
       }
     }
-    guard let limit else { return try await next(request) }
-    guard limit > .zero else { throw timedOut(request, limit, overall, sent: false) }
+    guard let limit, let firing else { return try await next(request) }
+    guard limit > .zero else { throw timedOut(request, firing, sent: false) }
     // The transport applies the limit too (URLSession as an idle timeout).
     if request.timeout == nil || request.timeout.map({ $0 > limit }) == true {
       request.timeout = limit
     }
-    // The attempt runs inline under a token of its own, a child of the request's; one timer
-    // task cancels that token when the limit passes, and the transport, which observes it,
-    // closes its connection. Cheaper than racing the attempt in a task group (one task, not
-    // two; `courier-bench chain`), and `Client.cancelAll()` still reaches the attempt through
-    // the parent token.
-    let outer = RequestCancellation.current
-    let token = RequestCancellation(parent: outer)
-    defer { token.detachFromParent() }
-    let timer = Task { [clock] in
-      try await clock.sleep(for: limit)
-      token.cancel()
-    }
-    defer { timer.cancel() }
-    do {
-      return try await RequestCancellation.$current.withValue(token) {
-        try await next(request)
+    let attemptRequest = request
+    let outcome = try await withThrowingTaskGroup(of: Response?.self) { group in
+      group.addTask { try await next(attemptRequest) }
+      group.addTask { [clock] in
+        try await clock.sleep(for: limit)
+        return nil
       }
-    } catch {
-      // Cancelled, and neither by the caller's task nor by the request's token: the timer.
-      guard token.isCancelled, !(outer?.isCancelled ?? false), !Task.isCancelled else {
-        throw error
-      }
-      throw timedOut(request, limit, overall, sent: true)
+      defer { group.cancelAll() }
+      return try await group.next() ?? nil
     }
+    guard let response = outcome else { throw timedOut(request, firing, sent: true) }
+    return response
   }
 
-  private func timedOut(
-    _ request: Request, _ limit: Duration, _ overall: Duration?, sent: Bool
-  ) -> CourierError {
-    let firing =
-      overall.map { "the overall deadline of \($0)" } ?? "the per-attempt timeout of \(limit)"
-    return CourierError(
+  private func timedOut(_ request: Request, _ firing: String, sent: Bool) -> CourierError {
+    CourierError(
       kind: .timedOut,
       debugMessage: sent
         ? "\(firing) fired; the attempt was cancelled"
