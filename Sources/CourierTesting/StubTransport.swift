@@ -34,12 +34,10 @@ public final class StubTransport: Transport {
     var routes: [Route] = []
     var queue: [StubResponse] = []
     var requests: [Request] = []
-    var waiters: [(id: Int, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
-    var nextWaiterID = 0
-    var cancelledWaiters: Set<Int> = []
   }
 
   private let state = Mutex(State())
+  private let received = CountEvent()
   private let fallback: StubResponse
   private let clock: any Clock<Duration>
 
@@ -92,31 +90,7 @@ public final class StubTransport: Transport {
   /// client.cancelAll()
   /// ```
   public func waitForRequests(_ count: Int) async {
-    let id = state.withLock { state in
-      defer { state.nextWaiterID += 1 }
-      return state.nextWaiterID
-    }
-    // Cancellation (a test's time limit) ends the wait, so a missing request fails the
-    // test instead of hanging it.
-    await withTaskCancellationHandler {
-      await withCheckedContinuation { continuation in
-        let ready = state.withLock { state in
-          guard state.requests.count < count, !state.cancelledWaiters.contains(id) else {
-            return true
-          }
-          state.waiters.append((id, count, continuation))
-          return false
-        }
-        if ready { continuation.resume() }
-      }
-    } onCancel: {
-      let waiter = state.withLock { state in
-        state.cancelledWaiters.insert(id)
-        let index = state.waiters.firstIndex { $0.id == id }
-        return index.map { state.waiters.remove(at: $0).continuation }
-      }
-      waiter?.resume()
-    }
+    await received.wait(until: count)
   }
 
   /// Sends `request` by answering from the script.
@@ -124,24 +98,20 @@ public final class StubTransport: Transport {
     try RequestCancellation.checkCancellation()
     let path = Self.segments(request.url.path)
     typealias Responder = @Sendable (Request) throws -> StubResponse
-    let (chosen, ready) = state.withLock {
-      state -> (Responder?, [CheckedContinuation<Void, Never>]) in
+    let chosen = state.withLock { state -> Responder? in
       state.requests.append(request)
-      let received = state.requests.count
-      let ready = state.waiters.filter { $0.count <= received }.map(\.continuation)
-      state.waiters.removeAll { $0.count <= received }
       if let route = state.routes.first(where: {
         ($0.method == nil || $0.method == request.method) && Self.matches($0.pattern, path)
       }) {
-        return (route.respond, ready)
+        return route.respond
       }
       if !state.queue.isEmpty {
         let next = state.queue.removeFirst()
-        return ({ _ in next }, ready)
+        return { _ in next }
       }
-      return (nil, ready)
+      return nil
     }
-    for waiter in ready { waiter.resume() }
+    received.increment()
     let stub = try chosen?(request) ?? fallback
     if stub.delay > .zero {
       try await RequestCancellation.sleep(for: stub.delay, clock: clock)

@@ -45,11 +45,10 @@ public final class TestClock: Clock, Sendable {
     var nextID = 0
     var sleepers: [Int: Sleeper] = [:]
     var cancelled: Set<Int> = []
-    var started = 0
-    var waiters: [(id: Int, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
   }
 
   private let state = Mutex(State())
+  private let started = CountEvent()
 
   /// Creates a clock at offset zero.
   public init() {}
@@ -74,17 +73,14 @@ public final class TestClock: Clock, Sendable {
       try await withCheckedThrowingContinuation {
         (continuation: CheckedContinuation<Void, any Error>) in
         enum Outcome { case wait, resume, cancel }
-        let (outcome, ready) = state.withLock {
-          state -> (Outcome, [CheckedContinuation<Void, Never>]) in
-          state.started += 1
-          let ready = state.waiters.filter { $0.count <= state.started }.map(\.continuation)
-          state.waiters.removeAll { $0.count <= state.started }
-          if state.cancelled.remove(id) != nil { return (.cancel, ready) }
-          if deadline <= state.now { return (.resume, ready) }
+        let outcome = state.withLock { state -> Outcome in
+          if state.cancelled.remove(id) != nil { return .cancel }
+          if deadline <= state.now { return .resume }
           state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
-          return (.wait, ready)
+          return .wait
         }
-        for waiter in ready { waiter.resume() }
+        // Counted once registered, so a test that saw the count can advance past it.
+        started.increment()
         switch outcome {
         case .wait: break
         case .resume: continuation.resume()
@@ -116,28 +112,6 @@ public final class TestClock: Clock, Sendable {
   /// Returns once `count` sleeps in all have started on this clock (counting those already
   /// over): the event to wait on before ``advance(by:)``.
   public func waitForSleepers(_ count: Int) async {
-    let id = state.withLock { state in
-      defer { state.nextID += 1 }
-      return state.nextID
-    }
-    // Cancellation (a test's time limit) ends the wait, so a sleep that never starts fails
-    // the test instead of hanging it.
-    await withTaskCancellationHandler {
-      await withCheckedContinuation { continuation in
-        let ready = state.withLock { state in
-          guard state.started < count, !state.cancelled.contains(id) else { return true }
-          state.waiters.append((id, count, continuation))
-          return false
-        }
-        if ready { continuation.resume() }
-      }
-    } onCancel: {
-      let waiter = state.withLock { state in
-        state.cancelled.insert(id)
-        let index = state.waiters.firstIndex { $0.id == id }
-        return index.map { state.waiters.remove(at: $0).continuation }
-      }
-      waiter?.resume()
-    }
+    await started.wait(until: count)
   }
 }
