@@ -86,12 +86,7 @@ enum URLBuilder {
         guard length > 0, text[index...].starts(with: "://".utf8) else { return nil }
         return length
       }
-      let allowed =
-        ASCII.isLetter(byte)
-        || (length > 0
-          && (ASCII.isDigit(byte) || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-")
-            || byte == UInt8(ascii: ".")))
-      guard allowed else { return nil }
+      guard length > 0 ? ASCII.isSchemeByte(byte) : ASCII.isLetter(byte) else { return nil }
       length += 1
       index = text.index(after: index)
     }

@@ -182,7 +182,8 @@ extension CourierError: CustomDebugStringConvertible {
     var parts = ["CourierError.\(kind.name)"]
     if let stage { parts.append("stage: \(stage)") }
     if let request {
-      parts.append("request: \(request.method) \(Self.redactedURL(request.url))")
+      // Redacted with the rest of the text below.
+      parts.append("request: \(request.method) \(request.url.absoluteString)")
       if let trace = request.attributes[RequestIDAttribute.self] {
         parts.append("request id: \(trace.traceID)")
       }
@@ -214,10 +215,11 @@ extension CourierError: CustomDebugStringConvertible {
     guard isFoundation else { return nil }
     let nsError = error as NSError
     var text = "\(nsError.domain) code \(nsError.code): \(nsError.localizedDescription)"
+    // The URL is redacted with the rest of the description (`redactingURLs(in:)`).
     if let url = nsError.userInfo[NSURLErrorFailingURLErrorKey] as? URL {
-      text += " [url: \(redactedURL(url))]"
+      text += " [url: \(url.absoluteString)]"
     } else if let url = nsError.userInfo["NSErrorFailingURLStringKey"] as? String {
-      // NSURLErrorFailingURLStringErrorKey, deprecated but still set; redacted at the end.
+      // NSURLErrorFailingURLStringErrorKey, deprecated but still set.
       text += " [url: \(url)]"
     }
     return text
@@ -228,86 +230,7 @@ extension CourierError: CustomDebugStringConvertible {
   /// values become `***`, names stay. A pass over the whole text, so a URL inside an
   /// underlying error's description or a debug message is caught too.
   public static func redactingURLs(in text: String) -> String {
-    guard text.contains("://") else { return text }
-    let bytes = Array(text.utf8)
-    var output: [UInt8] = []
-    output.reserveCapacity(bytes.count)
-    var copied = 0
-    var index = 0
-    while index + 2 < bytes.count {
-      guard bytes[index] == UInt8(ascii: ":"), bytes[index + 1] == UInt8(ascii: "/"),
-        bytes[index + 2] == UInt8(ascii: "/")
-      else {
-        index += 1
-        continue
-      }
-      // The scheme: letters, digits, "+", "-", "." before "://", starting with a letter.
-      var schemeStart = index
-      while schemeStart > copied, isSchemeByte(bytes[schemeStart - 1]) { schemeStart -= 1 }
-      while schemeStart < index, !isLetter(bytes[schemeStart]) { schemeStart += 1 }
-      var end = index + 3
-      while end < bytes.count, !isURLTerminator(bytes[end]) { end += 1 }
-      // Punctuation that closes the surrounding text is not part of the URL.
-      while end > index + 3, ",;.)}".utf8.contains(bytes[end - 1]) { end -= 1 }
-      output += bytes[copied..<schemeStart]
-      output += redactURLBytes(bytes[schemeStart..<end], schemeEnd: index - schemeStart)
-      copied = end
-      index = end
-    }
-    output += bytes[copied...]
-    return String(decoding: output, as: UTF8.self)
-  }
-
-  /// One URL token, `scheme://authority/path?query#fragment`, redacted.
-  private static func redactURLBytes(_ url: ArraySlice<UInt8>, schemeEnd: Int) -> [UInt8] {
-    let url = Array(url)
-    var result = Array(url[..<(schemeEnd + 3)])
-    var index = schemeEnd + 3
-    // Authority: up to "/", "?" or "#"; user info is everything before its last "@".
-    var authorityEnd = index
-    while authorityEnd < url.count, !"/?#".utf8.contains(url[authorityEnd]) { authorityEnd += 1 }
-    if let at = url[index..<authorityEnd].lastIndex(of: UInt8(ascii: "@")) {
-      result += Array("***@".utf8)
-      index = at + 1
-    }
-    // Path: kept.
-    while index < url.count, !"?#".utf8.contains(url[index]) {
-      result.append(url[index])
-      index += 1
-    }
-    // Query and fragment: every `name=value` keeps its name; a "?" after the first is data.
-    let queryStart = index
-    var inValue = false
-    while index < url.count {
-      let byte = url[index]
-      switch byte {
-      case UInt8(ascii: "#"), UInt8(ascii: "&"):
-        inValue = false
-        result.append(byte)
-      case UInt8(ascii: "?") where index == queryStart:
-        result.append(byte)
-      case UInt8(ascii: "=") where !inValue:
-        inValue = true
-        result += Array("=***".utf8)
-      default:
-        if !inValue { result.append(byte) }
-      }
-      index += 1
-    }
-    return result
-  }
-
-  private static func isLetter(_ byte: UInt8) -> Bool {
-    (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20)
-  }
-
-  private static func isSchemeByte(_ byte: UInt8) -> Bool {
-    isLetter(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-      || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
-  }
-
-  private static func isURLTerminator(_ byte: UInt8) -> Bool {
-    byte <= 0x20 || byte == 0x7F || "\"'<>`\\".utf8.contains(byte)
+    URLRedactor.redactingURLs(in: text) { _ in true }
   }
 
   /// The URL with query values and user info replaced by `***`: names stay readable, values

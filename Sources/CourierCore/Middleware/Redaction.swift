@@ -79,23 +79,13 @@ public struct Redaction: Sendable, Hashable {
     hidesHeader(field.name.rawName) ? Self.marker : field.value
   }
 
-  /// `url` as it may be logged: listed query values and any user info become `***`.
+  /// `url` as it may be logged: listed query (and fragment) values and any user info become
+  /// `***`.
   public func url(_ url: URL) -> String {
-    var text = url.absoluteString
-    // User info: scheme://user:password@host
-    if let schemeEnd = text.range(of: "://") {
-      let authorityEnd =
-        text[schemeEnd.upperBound...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" }
-        ?? text.endIndex
-      if let at = text[schemeEnd.upperBound..<authorityEnd].lastIndex(of: "@") {
-        text.replaceSubrange(schemeEnd.upperBound..<at, with: Self.marker)
-      }
+    URLRedactor.redactingURLs(in: url.absoluteString) { name in
+      let text = String(name)
+      return queryKeys.contains((text.removingPercentEncoding ?? text).lowercased())
     }
-    guard let question = text.firstIndex(of: "?") else { return text }
-    let fragmentStart = text[question...].firstIndex(of: "#") ?? text.endIndex
-    let query = text[text.index(after: question)..<fragmentStart]
-    let redacted = form(String(query), keys: queryKeys, plusIsSpace: false)
-    return String(text[...question]) + redacted + String(text[fragmentStart...])
   }
 
   /// A body as it may be logged: JSON members and form fields with listed names hidden.
@@ -103,7 +93,7 @@ public struct Redaction: Sendable, Hashable {
   public func body(_ text: String, contentType: String?) -> String {
     let type = contentType?.lowercased() ?? ""
     if type.contains("application/x-www-form-urlencoded") {
-      return form(text, keys: bodyKeySet, plusIsSpace: true)
+      return form(text, keys: bodyKeySet)
     }
     if type.contains("json") || text.first == "{" || text.first == "[" {
       return JSONRedactor.redact(text, keys: bodyKeySet)
@@ -111,13 +101,13 @@ public struct Redaction: Sendable, Hashable {
     return text
   }
 
-  /// `name=value&…` with the values of listed names replaced; names stay as written.
-  private func form(_ text: String, keys: Set<String>, plusIsSpace: Bool) -> String {
+  /// A form body (`name=value&…`) with the values of listed names replaced; names stay as
+  /// written.
+  private func form(_ text: String, keys: Set<String>) -> String {
     guard !keys.isEmpty else { return text }
     return text.split(separator: "&", omittingEmptySubsequences: false).map { pair in
       guard let equals = pair.firstIndex(of: "=") else { return String(pair) }
-      var name = String(pair[..<equals])
-      if plusIsSpace { name = name.replacingOccurrences(of: "+", with: " ") }
+      let name = pair[..<equals].replacingOccurrences(of: "+", with: " ")
       let decoded = (name.removingPercentEncoding ?? name).lowercased()
       return keys.contains(decoded) ? pair[..<equals] + "=" + Self.marker : String(pair)
     }.joined(separator: "&")

@@ -27,6 +27,14 @@ package enum ASCII {
     isLetter(byte) || isDigit(byte)
   }
 
+  /// A byte of a URL scheme after its first letter (RFC 3986 §3.1): a letter, a digit, `+`,
+  /// `-` or `.`.
+  @inline(__always)
+  package static func isSchemeByte(_ byte: UInt8) -> Bool {
+    isAlphanumeric(byte) || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-")
+      || byte == UInt8(ascii: ".")
+  }
+
   /// The byte with `A`–`Z` lowered; every other byte unchanged.
   @inline(__always)
   package static func lowercased(_ byte: UInt8) -> UInt8 {
