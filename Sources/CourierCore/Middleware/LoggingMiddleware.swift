@@ -91,11 +91,8 @@ public struct LoggingMiddleware: Middleware {
       let elapsed = ContinuousClock.now - started
       let severity: LogSeverity = response.status >= 400 ? .warning : .info
       guard severity >= sink.logLevel else { return response }
-      fields["status"] = String(response.status)
       fields["duration_ms"] = Self.milliseconds(elapsed)
-      fields["response_bytes"] = String(response.body.count)
-      if level >= .headers { fields["response_headers"] = headers(response.headers) }
-      if level >= .body, let body = responseBody(response) { fields["response_body"] = body }
+      addResponse(response, to: &fields)
       emit(
         LogEvent(
           severity: severity,
@@ -115,10 +112,7 @@ public struct LoggingMiddleware: Middleware {
       fields["duration_ms"] = Self.milliseconds(elapsed)
       var outcome = "failed: \(kind)"
       if let response = failure?.response {
-        fields["status"] = String(response.status)
-        fields["response_bytes"] = String(response.body.count)
-        if level >= .headers { fields["response_headers"] = headers(response.headers) }
-        if level >= .body, let body = responseBody(response) { fields["response_body"] = body }
+        addResponse(response, to: &fields)
         outcome = "→ \(response.status) \(kind)"
       }
       emit(
@@ -146,6 +140,14 @@ public struct LoggingMiddleware: Middleware {
       fields["request_bytes"] = String(data.count)
     }
     return fields
+  }
+
+  /// The response's status and size, and its headers and body at the levels that log them.
+  private func addResponse(_ response: Response, to fields: inout [String: String]) {
+    fields["status"] = String(response.status)
+    fields["response_bytes"] = String(response.body.count)
+    if level >= .headers { fields["response_headers"] = headers(response.headers) }
+    if level >= .body, let body = responseBody(response) { fields["response_body"] = body }
   }
 
   private func headers(_ headers: HTTPHeaders) -> String {

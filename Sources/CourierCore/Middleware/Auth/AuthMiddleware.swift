@@ -184,11 +184,13 @@ final class RefreshCoordinator: Sendable {
   /// way, or a new refresh.
   func refresh(rejected: Credential?) async throws -> Credential {
     let now = elapsed()
-    let task = try state.withLock { state throws(CourierError) -> Task<Credential, any Error> in
-      if let refreshing = state.refreshing { return refreshing }
-      if let refreshed = state.lastRefreshed, refreshed != rejected {
-        return Task { refreshed }
-      }
+    enum Next {
+      case done(Credential)
+      case wait(Task<Credential, any Error>)
+    }
+    let next = try state.withLock { state throws(CourierError) -> Next in
+      if let refreshing = state.refreshing { return .wait(refreshing) }
+      if let refreshed = state.lastRefreshed, refreshed != rejected { return .done(refreshed) }
       state.refreshTimes.removeAll { now - $0 >= window }
       guard state.refreshTimes.count < maximumRefreshes else {
         throw CourierError(
@@ -201,7 +203,12 @@ final class RefreshCoordinator: Sendable {
       let provider = self.provider
       let task = Task { try await provider.refresh(rejected: rejected) }
       state.refreshing = task
-      return task
+      return .wait(task)
+    }
+    let task: Task<Credential, any Error>
+    switch next {
+    case .done(let credential): return credential  // refreshed since this request was rejected
+    case .wait(let waiting): task = waiting
     }
     do {
       let credential = try await task.value
