@@ -245,29 +245,14 @@ enum ChainBenchmark {
 /// two), but with URLSessionTransport the token reaches the URLSessionTask only through the
 /// marker lookup, and a hung attempt ended 0.1–1.2 s late under load, so it is not shipped.
 struct TokenTimerTimeoutMiddleware: Middleware {
-  var attemptTimeout: Duration? = TimeoutMiddleware.defaultAttemptTimeout
-  var overallTimeout: Duration? = TimeoutMiddleware.defaultOverallTimeout
+  /// The shipped middleware's rules for deadlines and limits, shared.
+  let rules = TimeoutMiddleware()
   let clock = ContinuousClock()
 
   func intercept(_ request: Request, next: Next) async throws -> Response {
     var request = request
-    var deadline = request.attributes[DeadlineAttribute.self]
-    if deadline == nil,
-      let overall = request.attributes[OverallTimeoutAttribute.self] ?? overallTimeout
-    {
-      deadline = Deadline(after: overall, clock: clock)
-      request.attributes[DeadlineAttribute.self] = deadline
-    }
-    var limit = request.timeout ?? attemptTimeout
-    if let deadline {
-      let remaining = deadline.remaining
-      if limit.map({ remaining < $0 }) ?? true { limit = remaining }
-    }
-    guard let limit else { return try await next(request) }
+    guard let (limit, _) = rules.prepareAttempt(&request) else { return try await next(request) }
     guard limit > .zero else { throw CourierError(kind: .timedOut, request: request) }
-    if request.timeout == nil || request.timeout.map({ $0 > limit }) == true {
-      request.timeout = limit
-    }
     let outer = RequestCancellation.current
     let token = RequestCancellation(parent: outer)
     defer { token.detachFromParent() }

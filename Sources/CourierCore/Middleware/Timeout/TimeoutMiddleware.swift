@@ -53,29 +53,8 @@ public struct TimeoutMiddleware: Middleware {
   /// Sends the attempt, failing it with ``CourierError/Kind/timedOut`` when a limit fires.
   public func intercept(_ request: Request, next: Next) async throws -> Response {
     var request = request
-    var deadline = request.attributes[DeadlineAttribute.self]
-    if deadline == nil,
-      let overall = request.attributes[OverallTimeoutAttribute.self] ?? overallTimeout
-    {
-      deadline = self.deadline(overall)
-      request.attributes[DeadlineAttribute.self] = deadline
-    }
-    let attempt = request.timeout ?? attemptTimeout
-    var limit = attempt
-    var firing = attempt.map { "the per-attempt timeout of \($0)" }
-    if let deadline {
-      let remaining = deadline.remaining
-      if limit.map({ remaining < $0 }) ?? true {
-        limit = remaining
-        firing = "the overall deadline of \(deadline.limit)"
-      }
-    }
-    guard let limit, let firing else { return try await next(request) }
-    guard limit > .zero else { throw timedOut(request, firing, sent: false) }
-    // The transport applies the limit too (URLSession as an idle timeout).
-    if request.timeout == nil || request.timeout.map({ $0 > limit }) == true {
-      request.timeout = limit
-    }
+    guard let (limit, overall) = prepareAttempt(&request) else { return try await next(request) }
+    guard limit > .zero else { throw timedOut(request, limit, overall, sent: false) }
     let attemptRequest = request
     let outcome = try await withThrowingTaskGroup(of: Response?.self) { group in
       group.addTask { try await next(attemptRequest) }
@@ -86,18 +65,56 @@ public struct TimeoutMiddleware: Middleware {
       defer { group.cancelAll() }
       return try await group.next() ?? nil
     }
-    guard let response = outcome else { throw timedOut(request, firing, sent: true) }
+    guard let response = outcome else { throw timedOut(request, limit, overall, sent: true) }
     return response
   }
 
-  private func timedOut(_ request: Request, _ firing: String, sent: Bool) -> CourierError {
-    CourierError(
+  /// Gives `request` the logical request's deadline (made now when it has none) and the
+  /// attempt's limit as its transport timeout, and returns that limit — with the overall limit
+  /// when the deadline is what bounds it — or `nil` when there is no limit.
+  ///
+  /// `package` so that `courier-bench` measures other timeout designs on the same rules.
+  package func prepareAttempt(_ request: inout Request) -> (limit: Duration, overall: Duration?)? {
+    var deadline = request.attributes[DeadlineAttribute.self]
+    if deadline == nil,
+      let overall = request.attributes[OverallTimeoutAttribute.self] ?? overallTimeout
+    {
+      deadline = self.deadline(overall)
+      request.attributes[DeadlineAttribute.self] = deadline
+    }
+    var limit = request.timeout ?? attemptTimeout
+    var overall: Duration?
+    if let deadline {
+      let remaining = deadline.remaining
+      if limit.map({ remaining < $0 }) ?? true {
+        limit = remaining
+        overall = deadline.limit
+      }
+    }
+    guard let limit else { return nil }
+    // The transport applies the limit too (URLSession as an idle timeout).
+    if limit > .zero, request.timeout.map({ $0 > limit }) ?? true {
+      request.timeout = limit
+    }
+    return (limit, overall)
+  }
+
+  /// The error for a limit that fired; its words are built only now, not on every attempt.
+  private func timedOut(
+    _ request: Request, _ limit: Duration, _ overall: Duration?, sent: Bool
+  )
+    -> CourierError
+  {
+    let firing =
+      overall.map { "the overall deadline of \($0)" } ?? "the per-attempt timeout of \(limit)"
+    return CourierError(
       kind: .timedOut,
       debugMessage: sent
         ? "\(firing) fired; the attempt was cancelled"
         : "\(firing) had passed before the attempt started",
       request: request, attempts: sent ? 1 : 0, stage: "timeout")
   }
+
 }
 
 /// The overall limit for one endpoint's logical request, replacing the
