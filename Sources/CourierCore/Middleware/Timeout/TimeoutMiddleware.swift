@@ -33,6 +33,11 @@ public struct TimeoutMiddleware: Middleware {
   /// 60 s overall: two full attempts, or several short ones with backoff.
   public static let defaultOverallTimeout = Duration.seconds(60)
 
+  /// How much later than the limit the transport's own timeout (``Request/timeout``) is set:
+  /// 1 s, so that the two never fire together. It is only a backstop; this middleware ends the
+  /// attempt at the limit.
+  public static let transportBackstop = Duration.seconds(1)
+
   /// Creates the middleware.
   ///
   /// - Parameters:
@@ -92,10 +97,10 @@ public struct TimeoutMiddleware: Middleware {
       }
     }
     guard let limit else { return nil }
-    // The transport applies the limit too (URLSession as an idle timeout).
-    if limit > .zero, request.timeout.map({ $0 > limit }) ?? true {
-      request.timeout = limit
-    }
+    // The transport gets a backstop a second later than the limit, never the limit itself:
+    // URLSession on Linux deadlocked (seen against httpbin's /delay) when this middleware's
+    // cancellation met URLSession's own timeout firing at the same instant.
+    if limit > .zero { request.timeout = limit + Self.transportBackstop }
     return (limit, overall)
   }
 
