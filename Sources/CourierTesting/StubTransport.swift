@@ -230,3 +230,12 @@ public struct StubResponse: Sendable {
     return copy
   }
 }
+
+extension StubTransport: CustomStringConvertible {
+  /// `StubTransport(2 routes; 1 queued response; fallback 404)`.
+  public var description: String {
+    let (routes, queued) = state.withLock { ($0.routes.count, $0.queue.count) }
+    return "StubTransport(\(routes) route\(routes == 1 ? "" : "s"); \(queued) queued "
+      + "response\(queued == 1 ? "" : "s"); fallback \(fallback.status))"
+  }
+}

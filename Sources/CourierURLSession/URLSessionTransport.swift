@@ -429,3 +429,17 @@ private final class Lifecycle: Sendable {
     }
   }
 #endif
+
+extension URLSessionTransport: CustomStringConvertible {
+  /// The session's settings that change what goes on the wire:
+  /// `URLSessionTransport(cookies: off; cache: off; idle timeout 60 s; 6 connections per host)`.
+  public var description: String {
+    let configuration = session.configuration
+    let cookies =
+      configuration.httpShouldSetCookies && configuration.httpCookieStorage != nil ? "on" : "off"
+    let cache = configuration.urlCache == nil ? "off" : "on"
+    let idle = DescriptionText.duration(.seconds(configuration.timeoutIntervalForRequest))
+    return "URLSessionTransport(cookies: \(cookies); cache: \(cache); idle timeout \(idle); "
+      + "\(configuration.httpMaximumConnectionsPerHost) connections per host)"
+  }
+}

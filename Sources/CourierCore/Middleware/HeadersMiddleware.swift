@@ -117,3 +117,15 @@ public struct HeaderProvider: Sendable {
     self.init(try HTTPHeaders.Name(name), value: value)
   }
 }
+
+extension HeadersMiddleware: CustomStringConvertible {
+  /// The header names this middleware sets, never their values (a default may be a key):
+  /// `HeadersMiddleware(defaults: User-Agent, Accept; providers: X-Device-ID)`.
+  public var description: String {
+    var seen = Set<HTTPHeaders.Name>()
+    let names = defaults.map(\.name).filter { seen.insert($0).inserted }.map(\.rawName)
+    let provided = providers.map(\.name.rawName)
+    return "HeadersMiddleware(defaults: \(names.isEmpty ? "none" : names.joined(separator: ", "))"
+      + "; providers: \(provided.isEmpty ? "none" : provided.joined(separator: ", ")))"
+  }
+}

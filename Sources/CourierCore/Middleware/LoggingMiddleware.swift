@@ -188,3 +188,15 @@ public struct LoggingMiddleware: Middleware {
     return String(format: "%.1f", total)
   }
 }
+
+extension LoggingMiddleware: CustomStringConvertible {
+  /// `LoggingMiddleware(basic; sink StandardErrorLogSink; redaction: 6 headers, 11 query
+  /// parameters, 7 body keys; text bodies up to 4 KiB)`.
+  public var description: String {
+    let redacted =
+      "\(redaction.headers.count) headers, \(redaction.queryParameters.count) query "
+      + "parameters, \(redaction.bodyKeys.count) body keys"
+    return "LoggingMiddleware(\(level); sink \(DescriptionText.typeName(of: sink)); redaction: "
+      + "\(redacted); text bodies up to \(DescriptionText.bytes(maximumBodyBytes)))"
+  }
+}

@@ -137,3 +137,10 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
     }
   }
 }
+
+extension RequestIDMiddleware: CustomStringConvertible {
+  /// `RequestIDMiddleware(traceparent; X-Request-ID: off)`.
+  public var description: String {
+    "RequestIDMiddleware(traceparent; X-Request-ID: \(requestIDHeader ? "on" : "off"))"
+  }
+}

@@ -227,3 +227,12 @@ final class RefreshCoordinator: Sendable {
     }
   }
 }
+
+extension AuthMiddleware: CustomStringConvertible {
+  /// The provider's type and the storm guard, never a credential:
+  /// `AuthMiddleware(provider: TokenStore; at most 3 refreshes per 60 s)`.
+  public var description: String {
+    "AuthMiddleware(provider: \(DescriptionText.typeName(of: provider)); at most "
+      + "\(maximumRefreshes) refreshes per \(DescriptionText.duration(refreshWindow)))"
+  }
+}

@@ -174,3 +174,21 @@ extension Result where Success == Response, Failure == CourierError {
     return nil
   }
 }
+
+extension RetryMiddleware: CustomStringConvertible {
+  /// The policy and the budget: `RetryMiddleware(3 attempts; backoff 0.5 s × 2, full
+  /// jitter, cap 30 s; Retry-After up to 60 s; statuses 408, 429, 500, 502, 503, 504;
+  /// budget 20 % of requests, at least 10, per 10 s)`.
+  public var description: String {
+    let statuses = policy.retryableStatuses.sorted().map(String.init).joined(separator: ", ")
+    let budgetText =
+      budget.map {
+        "budget \(DescriptionText.number($0.ratio * 100)) % of requests, at least "
+          + "\($0.minimumRetries), per \(DescriptionText.duration($0.window))"
+      } ?? "no budget"
+    return "RetryMiddleware(\(policy.maximumAttempts) attempts; backoff "
+      + "\(DescriptionText.duration(policy.baseDelay)) × \(DescriptionText.number(policy.multiplier)), "
+      + "full jitter, cap \(DescriptionText.duration(policy.maximumDelay)); Retry-After up to "
+      + "\(DescriptionText.duration(policy.maximumRetryAfter)); statuses \(statuses); \(budgetText))"
+  }
+}

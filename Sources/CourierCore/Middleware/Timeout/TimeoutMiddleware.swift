@@ -136,3 +136,11 @@ extension Endpoint {
     attribute(OverallTimeoutAttribute.self, duration)
   }
 }
+
+extension TimeoutMiddleware: CustomStringConvertible {
+  /// `TimeoutMiddleware(attempt 30 s; overall 60 s)`; `none` where a limit is off.
+  public var description: String {
+    "TimeoutMiddleware(attempt \(attemptTimeout.map(DescriptionText.duration) ?? "none"); "
+      + "overall \(overallTimeout.map(DescriptionText.duration) ?? "none"))"
+  }
+}
