@@ -173,16 +173,19 @@ enum ChainBenchmark {
         body: { [c = client(five(basicInMemory))] in _ = try await c.send(request) },
         afterRound: { memorySink.removeAll() }),
       row(
-        "five middleware, logging .none, timeout (b) token timer",
-        client(five(silent, timeout: TokenTimerTimeoutMiddleware()))),
+        "five middleware, logging .none, timeout (a) task group",
+        client(five(silent, timeout: TaskGroupTimeoutMiddleware()))),
       row("HeadersMiddleware alone", client([HeadersMiddleware()])),
       row("RequestIDMiddleware alone", client([RequestIDMiddleware()])),
       row("LoggingMiddleware(.none) alone", client([silent])),
       row("LoggingMiddleware(.basic) alone (discarding sink)", client([basic])),
       row("RetryMiddleware alone", client([RetryMiddleware()])),
       row(
-        "TimeoutMiddleware alone: (a) attempt raced against a sleep in a task group (shipped)",
+        "TimeoutMiddleware alone: (c) the timer thread cancels a RequestCancellation (shipped)",
         client([TimeoutMiddleware()])),
+      row(
+        "TimeoutMiddleware alone: (a) attempt raced against a sleep in a task group",
+        client([TaskGroupTimeoutMiddleware()])),
       row(
         "TimeoutMiddleware alone: (b) one timer task cancels a RequestCancellation",
         client([TokenTimerTimeoutMiddleware()])),
@@ -229,21 +232,50 @@ enum ChainBenchmark {
         + "\(Measure.format(allocations[3] - allocations[bareIndex], decimals: 1)) allocations "
         + "(goal < 3000 ns and <= 2: \(goal ? "met" : "missed"))  ")
     print(
-      "Timeout (b) / (a), alone (row 14 / row 13): "
-        + "\(Measure.format(ns[13] / ns[12], decimals: 2)) in time, "
-        + "\(Measure.format(allocations[13] - allocations[12], decimals: 1)) allocations  ")
+      "Timeout (c) shipped / (a) task group, alone (row 13 / row 14): "
+        + "\(Measure.format(ns[12] / ns[13], decimals: 2)) in time, "
+        + "\(Measure.format(allocations[12] - allocations[13], decimals: 1)) allocations  ")
     print(
-      "Five middleware, timeout (b) / (a) (row 7 / row 4): "
-        + "\(Measure.format(ns[6] / ns[3], decimals: 2)) in time, "
-        + "\(Measure.format(allocations[6] - allocations[3], decimals: 1)) allocations")
+      "Timeout (b) timer task / (a) task group, alone (row 15 / row 14): "
+        + "\(Measure.format(ns[14] / ns[13], decimals: 2)) in time, "
+        + "\(Measure.format(allocations[14] - allocations[13], decimals: 1)) allocations  ")
+    print(
+      "Five middleware, timeout (c) / (a) (row 4 / row 7): "
+        + "\(Measure.format(ns[3] / ns[6], decimals: 2)) in time, "
+        + "\(Measure.format(allocations[3] - allocations[6], decimals: 1)) allocations")
   }
 }
 
-/// The alternative to `TimeoutMiddleware` that issue #7 asked to measure: the attempt runs
-/// inline under a token of its own (a child of the request's), and one timer task cancels that
-/// token when the limit passes. Cheaper in this benchmark (one task per attempt instead of
-/// two), but with URLSessionTransport the token reaches the URLSessionTask only through the
-/// marker lookup, and a hung attempt ended 0.1–1.2 s late under load, so it is not shipped.
+/// Design (a) of issue #7, shipped until the timer thread replaced it: the attempt races a
+/// sleeping child task in a task group. Correct with any transport (Task cancellation reaches
+/// URLSession directly), but two child tasks per attempt.
+struct TaskGroupTimeoutMiddleware: Middleware {
+  /// The shipped middleware's rules for deadlines and limits, shared.
+  let rules = TimeoutMiddleware()
+  let clock = ContinuousClock()
+
+  func intercept(_ request: Request, next: Next) async throws -> Response {
+    var request = request
+    guard let (limit, _) = rules.prepareAttempt(&request) else { return try await next(request) }
+    guard limit > .zero else { throw CourierError(kind: .timedOut, request: request) }
+    let attemptRequest = request
+    let outcome = try await withThrowingTaskGroup(of: Response?.self) { group in
+      group.addTask { try await next(attemptRequest) }
+      group.addTask { [clock] in
+        try await clock.sleep(for: limit)
+        return nil
+      }
+      defer { group.cancelAll() }
+      return try await group.next() ?? nil
+    }
+    guard let response = outcome else { throw CourierError(kind: .timedOut, request: request) }
+    return response
+  }
+}
+
+/// Design (b) of issue #7: like the shipped design (c), the attempt runs inline under a token
+/// of its own, but a timer *task* sleeping on the cooperative pool cancels it — one task per
+/// attempt, and late whenever blocking work keeps the pool's threads busy.
 struct TokenTimerTimeoutMiddleware: Middleware {
   /// The shipped middleware's rules for deadlines and limits, shared.
   let rules = TimeoutMiddleware()

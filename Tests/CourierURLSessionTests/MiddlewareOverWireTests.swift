@@ -43,8 +43,16 @@ struct MiddlewareOverWireTests {
     // In a child process: other suites running in parallel block the two threads of this
     // machine's cooperative pool with synchronous socket reads, which delays any timer by
     // seconds and says nothing about the middleware.
-    await #expect(processExitsWith: .success) {
+    let result = await #expect(
+      processExitsWith: .success, observing: [\.standardErrorContent]
+    ) {
       try await hardTimeoutScenario()
+    }
+    // A crash of the child shows its backtrace here instead of only its signal.
+    if let result, result.exitStatus != .exitCode(EXIT_SUCCESS) {
+      Issue.record(
+        "the child's standard error:\n\(String(decoding: result.standardErrorContent, as: UTF8.self))"
+      )
     }
   }
 

@@ -24,8 +24,16 @@ public struct TimeoutMiddleware: Middleware {
   public var attemptTimeout: Duration?
   /// The limit for the logical request, or `nil` for none.
   public var overallTimeout: Duration?
-  private let clock: any Clock<Duration>
+  private let timer: Timer
   private let deadline: @Sendable (Duration) -> Deadline
+
+  /// What ends an attempt at its limit.
+  private enum Timer: Sendable {
+    /// The process's ``CancellationTimer`` thread, for `ContinuousClock`.
+    case thread
+    /// A task sleeping on an injected clock (tests).
+    case clock(any Clock<Duration>)
+  }
 
   /// 30 s per attempt: far above any healthy API call, short enough that a stuck connection
   /// is noticed while the user still waits.
@@ -51,27 +59,63 @@ public struct TimeoutMiddleware: Middleware {
   ) where C.Duration == Duration {
     attemptTimeout = attempt
     overallTimeout = overall
-    self.clock = clock
+    timer = C.self == ContinuousClock.self ? .thread : .clock(clock)
     deadline = { Deadline(after: $0, clock: clock) }
   }
 
   /// Sends the attempt, failing it with ``CourierError/Kind/timedOut`` when a limit fires.
+  ///
+  /// The attempt runs inline, under a ``RequestCancellation`` of its own (a child of the
+  /// request's, so `cancelAll()` still reaches it), and a timer cancels that token at the
+  /// limit: the transport closes the attempt's connection and the attempt ends at once. Code
+  /// inside the timeout that waits should wait with
+  /// ``RequestCancellation/withCancellationHandler(operation:onCancel:)`` or
+  /// ``RequestCancellation/sleep(for:clock:)``, as the built-in transports do.
   public func intercept(_ request: Request, next: Next) async throws -> Response {
     var request = request
     guard let (limit, overall) = prepareAttempt(&request) else { return try await next(request) }
     guard limit > .zero else { throw timedOut(request, limit, overall, sent: false) }
-    let attemptRequest = request
-    let outcome = try await withThrowingTaskGroup(of: Response?.self) { group in
-      group.addTask { try await next(attemptRequest) }
-      group.addTask { [clock] in
-        try await clock.sleep(for: limit)
-        return nil
-      }
-      defer { group.cancelAll() }
-      return try await group.next() ?? nil
+    let outer = RequestCancellation.current
+    let token = RequestCancellation(parent: outer)
+    let armed = arm(limit, token)
+    defer {
+      disarm(armed)
+      token.detachFromParent()
     }
-    guard let response = outcome else { throw timedOut(request, limit, overall, sent: true) }
-    return response
+    do {
+      return try await RequestCancellation.$current.withValue(token) { try await next(request) }
+    } catch {
+      // The timer cancelled the attempt, not the caller: report the limit that fired.
+      guard token.isCancelled, !(outer?.isCancelled ?? false), !Task.isCancelled else {
+        throw error
+      }
+      throw timedOut(request, limit, overall, sent: true)
+    }
+  }
+
+  private enum Armed {
+    case entry(CancellationTimer.Entry)
+    case task(Task<Void, Never>)
+  }
+
+  private func arm(_ limit: Duration, _ token: RequestCancellation) -> Armed {
+    switch timer {
+    case .thread:
+      return .entry(CancellationTimer.shared.arm(after: limit, cancelling: token))
+    case .clock(let clock):
+      return .task(
+        Task {
+          guard (try? await clock.sleep(for: limit)) != nil else { return }
+          token.cancel()
+        })
+    }
+  }
+
+  private func disarm(_ armed: Armed) {
+    switch armed {
+    case .entry(let entry): CancellationTimer.shared.disarm(entry)
+    case .task(let task): task.cancel()
+    }
   }
 
   /// Gives `request` the logical request's deadline (made now when it has none) and the

@@ -1,0 +1,201 @@
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// Cancels ``RequestCancellation`` tokens when their deadlines pass, from one thread of its
+/// own.
+///
+/// ``TimeoutMiddleware`` arms one entry per attempt and disarms it when the attempt ends.
+/// Arming costs a lock, one small object and a heap insertion — no task, no sleeping child,
+/// no dispatch source — and the thread is not one of the cooperative pool's, so a pool kept
+/// busy by blocking work cannot make a timeout late. The thread waits on a condition
+/// variable until the earliest deadline (`CLOCK_MONOTONIC` on Linux), so it uses no CPU
+/// while nothing is due, and starts with the first entry armed.
+///
+/// `@unchecked Sendable`: every mutable property, the entries' included, is read and written
+/// only while `mutex` is held; `mutex` and `condition` are allocated once and never freed
+/// (the shared instance lives as long as the process).
+package final class CancellationTimer: @unchecked Sendable {
+  /// The process's timer thread.
+  package static let shared = CancellationTimer()
+
+  /// An armed deadline; pass it to ``disarm(_:)`` when the attempt ends.
+  package final class Entry: @unchecked Sendable {
+    fileprivate let deadline: UInt64
+    fileprivate let token: RequestCancellation
+    /// The entry's place in the heap; `-1` once it fired or was disarmed.
+    fileprivate var index = -1
+
+    fileprivate init(deadline: UInt64, token: RequestCancellation) {
+      self.deadline = deadline
+      self.token = token
+    }
+  }
+
+  private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+  private let condition: UnsafeMutablePointer<pthread_cond_t>
+  private var heap: [Entry] = []
+  private var started = false
+  /// The deadline the thread sleeps until: `.max` while it waits for a first entry, `0`
+  /// while it is awake (it looks at the heap before it sleeps again). Arming signals the
+  /// condition only for an earlier deadline than this one, so requests that arm and disarm
+  /// the usual 30 s limit one after another never wake the thread (a wake-up is a futex call
+  /// and a context switch, several microseconds).
+  private var waitingUntil: UInt64 = .max
+
+  private init() {
+    mutex = .allocate(capacity: 1)
+    mutex.initialize(to: pthread_mutex_t())
+    pthread_mutex_init(mutex, nil)
+    condition = .allocate(capacity: 1)
+    condition.initialize(to: pthread_cond_t())
+    #if canImport(Darwin)
+      pthread_cond_init(condition, nil)
+    #else
+      var attributes = pthread_condattr_t()
+      pthread_condattr_init(&attributes)
+      pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+      pthread_cond_init(condition, &attributes)
+      pthread_condattr_destroy(&attributes)
+    #endif
+  }
+
+  /// Cancels `token` once `duration` has passed, unless the entry is disarmed first.
+  package func arm(after duration: Duration, cancelling token: RequestCancellation) -> Entry {
+    let entry = Entry(deadline: Self.now() &+ Self.nanoseconds(duration), token: token)
+    pthread_mutex_lock(mutex)
+    if !started { started = startThread() }
+    entry.index = heap.count
+    heap.append(entry)
+    siftUp(entry.index)
+    if entry.deadline < waitingUntil { pthread_cond_signal(condition) }
+    pthread_mutex_unlock(mutex)
+    return entry
+  }
+
+  /// Removes `entry` if it has not fired yet.
+  package func disarm(_ entry: Entry) {
+    pthread_mutex_lock(mutex)
+    if entry.index >= 0 { remove(at: entry.index) }
+    pthread_mutex_unlock(mutex)
+  }
+
+  /// How many entries are armed (for tests).
+  package var armedCount: Int {
+    pthread_mutex_lock(mutex)
+    defer { pthread_mutex_unlock(mutex) }
+    return heap.count
+  }
+
+  // MARK: The thread
+
+  private func startThread() -> Bool {
+    // Foundation's thread, not the cooperative pool's: this one blocks on the condition.
+    let thread = Thread { [self] in run() }
+    thread.name = "Courier timeouts"
+    thread.start()
+    return true
+  }
+
+  private func run() {
+    pthread_mutex_lock(mutex)
+    while true {
+      guard let first = heap.first else {
+        waitingUntil = .max
+        pthread_cond_wait(condition, mutex)
+        waitingUntil = 0
+        continue
+      }
+      let now = Self.now()
+      if first.deadline <= now {
+        remove(at: 0)
+        // Handlers run outside the lock: they may arm or disarm entries.
+        pthread_mutex_unlock(mutex)
+        first.token.cancel()
+        pthread_mutex_lock(mutex)
+        continue
+      }
+      waitingUntil = first.deadline
+      wait(nanoseconds: first.deadline - now, until: first.deadline)
+      waitingUntil = 0
+    }
+  }
+
+  private func wait(nanoseconds: UInt64, until deadline: UInt64) {
+    #if canImport(Darwin)
+      var interval = timespec(
+        tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+      pthread_cond_timedwait_relative_np(condition, mutex, &interval)
+    #else
+      var absolute = timespec(
+        tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+      pthread_cond_timedwait(condition, mutex, &absolute)
+    #endif
+  }
+
+  // MARK: Time
+
+  /// Nanoseconds on the monotonic clock the condition variable waits on.
+  private static func now() -> UInt64 {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
+  }
+
+  /// `duration` in nanoseconds, 0 for a negative one and at most about 292 years.
+  private static func nanoseconds(_ duration: Duration) -> UInt64 {
+    let (seconds, attoseconds) = duration.components
+    guard seconds >= 0 else { return 0 }
+    guard seconds < 9_000_000_000 else { return 9_000_000_000 * 1_000_000_000 }
+    return UInt64(seconds) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
+  }
+
+  // MARK: The heap (called with the lock held)
+
+  private func remove(at index: Int) {
+    let removed = heap[index]
+    removed.index = -1
+    let last = heap.removeLast()
+    guard index < heap.count else { return }
+    heap[index] = last
+    last.index = index
+    siftDown(index)
+    siftUp(last.index)
+  }
+
+  private func siftUp(_ start: Int) {
+    var child = start
+    while child > 0 {
+      let parent = (child - 1) / 2
+      guard heap[child].deadline < heap[parent].deadline else { return }
+      swapAt(child, parent)
+      child = parent
+    }
+  }
+
+  private func siftDown(_ start: Int) {
+    var parent = start
+    while true {
+      let left = 2 * parent + 1
+      guard left < heap.count else { return }
+      let right = left + 1
+      var smallest = left
+      if right < heap.count, heap[right].deadline < heap[left].deadline { smallest = right }
+      guard heap[smallest].deadline < heap[parent].deadline else { return }
+      swapAt(parent, smallest)
+      parent = smallest
+    }
+  }
+
+  private func swapAt(_ a: Int, _ b: Int) {
+    heap.swapAt(a, b)
+    heap[a].index = a
+    heap[b].index = b
+  }
+}

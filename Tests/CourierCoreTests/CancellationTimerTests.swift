@@ -1,0 +1,49 @@
+import CourierCore
+import Testing
+
+/// The timer thread behind ``TimeoutMiddleware``. These tests run on real time, since that
+/// is what the thread waits on; each waits for a token's cancellation handler, not a sleep.
+@Suite("CancellationTimer", .timeLimit(.minutes(1)))
+struct CancellationTimerTests {
+  /// Resumes when `token` is cancelled, with the time its handler ran: the handler runs on
+  /// the timer thread, so the time is not delayed by a busy cooperative pool.
+  @discardableResult
+  static func cancellation(of token: RequestCancellation) async -> ContinuousClock.Instant {
+    await withCheckedContinuation { continuation in
+      _ = token.addHandler { continuation.resume(returning: ContinuousClock.now) }
+    }
+  }
+
+  @Test("an earlier deadline armed after a later one fires first, on time")
+  func earlierDeadlineWakesTheThread() async {
+    let timer = CancellationTimer.shared
+    let late = RequestCancellation()
+    let early = RequestCancellation()
+    let lateEntry = timer.arm(after: .seconds(30), cancelling: late)
+    defer { timer.disarm(lateEntry) }
+    let started = ContinuousClock.now
+    let earlyEntry = timer.arm(after: .milliseconds(50), cancelling: early)
+    defer { timer.disarm(earlyEntry) }
+    let elapsed = await Self.cancellation(of: early) - started
+    #expect(elapsed >= .milliseconds(50))
+    #expect(elapsed < .milliseconds(500), "fired after \(elapsed)")
+    #expect(!late.isCancelled)
+  }
+
+  @Test("a disarmed entry never fires; entries due together all fire")
+  func disarmedEntryNeverFires() async {
+    let timer = CancellationTimer.shared
+    let disarmed = RequestCancellation()
+    let entry = timer.arm(after: .milliseconds(20), cancelling: disarmed)
+    timer.disarm(entry)
+    timer.disarm(entry)  // twice is harmless
+    let tokens = (0..<50).map { _ in RequestCancellation() }
+    for (index, token) in tokens.enumerated() {
+      _ = timer.arm(after: .milliseconds(40 + index % 7), cancelling: token)
+    }
+    for token in tokens { await Self.cancellation(of: token) }
+    // Every one of the 50 fired, and all of them after the disarmed entry's deadline.
+    #expect(tokens.allSatisfy { $0.isCancelled })
+    #expect(!disarmed.isCancelled)
+  }
+}
