@@ -16,8 +16,10 @@ extension Endpoint {
   /// `Content-Encoding` and already-compressed formats are still sent as they are.
   ///
   /// ```swift
-  /// let upload = Endpoint<Void>(.post, "logs").body(.raw(Data(), contentType: "text/plain"))
+  /// let upload = Endpoint<Void>(.post, "logs")
+  ///   .body(Data(repeating: 65, count: 4096), contentType: "text/plain")
   ///   .compressRequestBody()
+  /// try await client.send(upload)
   /// ```
   public func compressRequestBody(_ compress: Bool = true) -> Self {
     attribute(RequestCompressionAttribute.self, compress)
