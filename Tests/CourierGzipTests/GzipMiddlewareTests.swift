@@ -217,6 +217,18 @@ struct GzipMiddlewareTests {
     #expect(error?.kind == .bodyTooLarge)
   }
 
+  @Test("a HEAD response's headers are left alone: they describe the body a GET would get")
+  func headResponse() async throws {
+    let stub = StubTransport([
+      try stubResponse(Data(), headers: [("Content-Encoding", "gzip"), ("Content-Length", "1234")])
+    ])
+    let response = try await Client(
+      baseURL: URL(string: "https://api.test/"), transport: stub, middleware: [GzipMiddleware()]
+    ).send(Request(method: .head, url: try #require(URL(string: "https://api.test/x"))))
+    #expect(response.headers[.contentEncoding] == "gzip")
+    #expect(response.headers[.contentLength] == "1234")
+  }
+
   @Test("decoding turned off leaves the response as it came")
   func decodingOff() async throws {
     let compressed = try GzipCompressor.compress(text)
