@@ -18,6 +18,7 @@ let package = Package(
   products: [
     .library(name: "Courier", targets: ["Courier"]),
     .library(name: "CourierCore", targets: ["CourierCore"]),
+    .library(name: "CourierGzip", targets: ["CourierGzip"]),
     .library(name: "CourierURLSession", targets: ["CourierURLSession"]),
     .library(name: "CourierTesting", targets: ["CourierTesting"]),
     .executable(name: "weather-demo", targets: ["WeatherDemo"]),
@@ -29,6 +30,16 @@ let package = Package(
 
   targets: [
     .target(name: "CourierCore", swiftSettings: strictSettings),
+    .systemLibrary(
+      name: "CCourierZlib",
+      pkgConfig: "zlib",
+      providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
+    ),
+    .target(
+      name: "CourierGzip",
+      dependencies: ["CourierCore", "CCourierZlib"],
+      swiftSettings: strictSettings
+    ),
     .target(
       name: "CourierURLSession",
       dependencies: ["CourierCore"],
@@ -36,7 +47,7 @@ let package = Package(
     ),
     .target(
       name: "Courier",
-      dependencies: ["CourierCore", "CourierURLSession"],
+      dependencies: ["CourierCore", "CourierGzip", "CourierURLSession"],
       swiftSettings: strictSettings
     ),
     .target(
@@ -62,7 +73,7 @@ let package = Package(
     .target(name: "CAllocationCounter", path: "Benchmarks/CAllocationCounter"),
     .executableTarget(
       name: "CourierBench",
-      dependencies: ["Courier", "CourierTesting", "CAllocationCounter"],
+      dependencies: ["Courier", "CourierTesting", "CAllocationCounter", "CCourierZlib"],
       path: "Benchmarks/CourierBench",
       swiftSettings: strictSettings
     ),
@@ -72,6 +83,11 @@ let package = Package(
     .testTarget(
       name: "CourierCoreTests",
       dependencies: ["CourierCore", "CourierTesting"],
+      swiftSettings: strictSettings
+    ),
+    .testTarget(
+      name: "CourierGzipTests",
+      dependencies: ["CourierGzip", "CourierCore", "CourierTesting", "Courier"],
       swiftSettings: strictSettings
     ),
     .testTarget(

@@ -19,8 +19,10 @@ import Synchronization
 ///    cancellation design (a Task per request, no markers), in rotating rounds.
 /// 3. Envelope: checking `{"code":0,"msg":…,"data":…}` and decoding `data`, against plain
 ///    `JSONDecoder` on the payload bytes alone.
+/// 4. Gzip: compress and decompress MB/s of 1 MiB and 64 MiB bodies, the Courier codec against
+///    zlib's one-shot `compress2` / `uncompress`.
 ///
-/// Run with `swift run -c release courier-bench [chain] [e2e] [envelope] [--quick]`: the named
+/// Run with `swift run -c release courier-bench [chain] [e2e] [envelope] [gzip] [--quick]`: the named
 /// sections (all by default); `--quick` shortens every section.
 @main
 struct CourierBench {
@@ -42,6 +44,10 @@ struct CourierBench {
     if runs("envelope") {
       print()
       try EnvelopeBenchmark.run(iterations: quick ? 5_000 : 50_000)
+    }
+    if runs("gzip") {
+      print()
+      try GzipBenchmark.run(rounds: quick ? 3 : 7)
     }
   }
 }

@@ -1,0 +1,179 @@
+import CourierCore
+import Foundation
+
+/// Compresses request bodies and decodes gzip and deflate responses, next to the wire.
+///
+/// ## Requests
+/// Request compression is opt-in (``RequestCompression/disabled`` by default, since many
+/// servers reject compressed bodies): turn it on for the client with
+/// ``RequestCompression/enabled(threshold:level:)`` or per endpoint with
+/// `Endpoint.compressRequestBody()`. A body is compressed with gzip only when it is held in
+/// memory, is at least the threshold (1 KiB by default), has no `Content-Encoding` yet, is not
+/// an already-compressed format (by `Content-Type`: images, audio, video, archives; and by
+/// signature: gzip, zip, PNG, JPEG, GIF, WebP, zstd, xz, bzip2, 7z, RAR) and gets smaller.
+/// The request then carries `Content-Encoding: gzip` and the compressed `Content-Length`.
+/// File bodies (`RequestBody.file`) are sent as they are: compressing them would mean reading
+/// the whole file into memory, which is what a file body exists to avoid.
+///
+/// A request without `Accept-Encoding` gets `Accept-Encoding: gzip, deflate`.
+///
+/// ## Responses
+/// A response is decoded only when its `Content-Encoding` is `gzip`, `x-gzip` or `deflate`
+/// **and** its bytes are still encoded — the gzip magic `1f 8b 08`, or for `deflate` a valid
+/// zlib header or a complete raw deflate stream — because URLSession on Linux decodes by itself
+/// but leaves `Content-Encoding` and the compressed `Content-Length` in place, and some
+/// servers label plain bodies. A `Content-Length` that differs from the body's size also means
+/// the transport decoded already, so a `.gz` file served with `Content-Encoding: gzip` is not
+/// unpacked twice. Either way the headers are made true afterwards: `Content-Encoding` is
+/// removed and `Content-Length` is the body's size. A gzip body without a `Content-Encoding`
+/// (a `.tar.gz` download) is left alone.
+///
+/// Decoding is bounded by ``ResponseDecompression/limit`` (32 MiB, 100× past 1 MiB by
+/// default): passing it fails with ``CourierError/Kind/bodyTooLarge``; a truncated or corrupt
+/// body fails with ``CourierError/Kind/corruptBody``.
+///
+/// The endpoint's response checks (status, envelope) run on the decoded body: this middleware
+/// takes the `ResponseValidation` plan off the request it passes inward and runs it itself
+/// after decoding, so the checks never see compressed bytes, wherever the client put its
+/// `ResponseValidation`.
+///
+/// ```swift
+/// let client = Client(
+///   baseURL: base, transport: URLSessionTransport(),
+///   middleware: [
+///     GzipMiddleware(requestCompression: .enabled(), responseDecompression: .standard)
+///   ])
+/// print(GzipMiddleware())
+/// // GzipMiddleware(compress requests: off (≥ 1 KiB when on); decode: gzip, deflate; limit 32 MiB, ratio 100×)
+/// ```
+public struct GzipMiddleware: Middleware, CustomStringConvertible {
+  /// When request bodies are compressed.
+  public var requestCompression: RequestCompression
+  /// Whether and within which limit responses are decoded.
+  public var responseDecompression: ResponseDecompression
+
+  /// Creates the middleware.
+  ///
+  /// - Parameters:
+  ///   - requestCompression: Default ``RequestCompression/disabled``: only endpoints that opt
+  ///     in are compressed, from 1 KiB.
+  ///   - responseDecompression: Default ``ResponseDecompression/standard``: gzip and deflate
+  ///     are decoded up to 32 MiB and 100× (past 1 MiB).
+  public init(
+    requestCompression: RequestCompression = .disabled,
+    responseDecompression: ResponseDecompression = .standard
+  ) {
+    self.requestCompression = requestCompression
+    self.responseDecompression = responseDecompression
+  }
+
+  /// The settings on one line, for a client's chain description.
+  public var description: String {
+    "GzipMiddleware(compress requests: \(requestCompression); decode: \(responseDecompression))"
+  }
+
+  /// Compresses the request body when the settings say so, sends it on, and decodes the
+  /// response if it is still encoded.
+  public func intercept(_ request: Request, next: Next) async throws -> Response {
+    var outgoing = request
+    try compressBody(of: &outgoing)
+    if responseDecompression.isEnabled && !outgoing.headers.contains(.acceptEncoding) {
+      try outgoing.headers.set(.acceptEncoding, "gzip, deflate")
+    }
+    guard responseDecompression.isEnabled else { return try await next(outgoing) }
+    let plan = outgoing.attributes[ResponseValidationAttribute.self]
+    if plan != nil { outgoing.attributes.removeValue(for: ResponseValidationAttribute.self) }
+    let decoded = try decode(try await next(outgoing))
+    guard plan != nil else { return decoded }
+    // Run the endpoint's checks here, on the decoded body.
+    var validating = decoded.request
+    validating.attributes[ResponseValidationAttribute.self] = plan
+    return try await ResponseValidation().intercept(validating, next: Next { _ in decoded })
+  }
+
+  // MARK: - Requests
+
+  /// Replaces the body of `request` with its gzip form when every rule allows it.
+  func compressBody(of request: inout Request) throws {
+    let wanted =
+      request.attributes[RequestCompressionAttribute.self] ?? requestCompression.isEnabled
+    guard wanted, let body = request.body.data, body.count >= requestCompression.threshold,
+      !body.isEmpty, !request.headers.contains(.contentEncoding),
+      !GzipSniffer.isCompressedMediaType(request.headers[.contentType] ?? ""),
+      !GzipSniffer.hasCompressedSignature(body)
+    else { return }
+    let compressed = try GzipCompressor.compress(
+      body, format: .gzip, level: requestCompression.level)
+    guard compressed.count < body.count else { return }
+    request.body = .data(compressed)
+    try request.headers.set(.contentEncoding, "gzip")
+    try request.headers.set(.contentLength, String(compressed.count))
+  }
+
+  // MARK: - Responses
+
+  /// The response with its body decoded if it is still encoded, and its headers made true.
+  func decode(_ response: Response) throws -> Response {
+    // A HEAD response's or a 204's or 304's headers describe a body that was not sent.
+    if response.request.method == .head || [204, 304].contains(response.status)
+      || (100..<200).contains(response.status)
+    {
+      return response
+    }
+    guard let coding = Self.contentCoding(response.headers) else { return response }
+    var response = response
+    let body = response.body
+    let declaredLength = response.headers[.contentLength].flatMap { Int($0) }
+    // A Content-Length that disagrees with the body means the transport decoded it already.
+    let transportDecoded = declaredLength.map { $0 != body.count } ?? false
+    if !transportDecoded && !body.isEmpty {
+      do {
+        if let decoded = try Self.decodeIfEncoded(
+          body, coding: coding, limit: responseDecompression.limit)
+        {
+          response.body = decoded
+        }
+      } catch var error as CourierError {
+        error.response = response
+        error.request = response.request
+        error.debugMessage = "GzipMiddleware: \(coding) response body: \(error.debugMessage)"
+        throw error
+      }
+    }
+    response.headers.remove(.contentEncoding)
+    if declaredLength != nil || response.body.count != body.count {
+      try response.headers.set(.contentLength, String(response.body.count))
+    }
+    return response
+  }
+
+  /// The coding named by `Content-Encoding` when it is one this middleware decodes.
+  static func contentCoding(_ headers: HTTPHeaders) -> GzipFormat? {
+    guard let value = headers[.contentEncoding] else { return nil }
+    switch value.trimmingCharacters(in: .whitespaces).lowercased() {
+    case "gzip", "x-gzip": return .gzip
+    case "deflate": return .deflate
+    default: return nil
+    }
+  }
+
+  /// The decoded body, or `nil` when the bytes are not encoded (the transport decoded them,
+  /// or the server labelled a plain body).
+  static func decodeIfEncoded(
+    _ body: Data, coding: GzipFormat, limit: DecompressionLimit
+  ) throws -> Data? {
+    if GzipSniffer.isGzip(body) {
+      return try GzipDecompressor.decompress(body, format: .gzip, limit: limit)
+    }
+    guard coding == .deflate else { return nil }
+    if GzipSniffer.isZlib(body) {
+      return try GzipDecompressor.decompress(body, format: .zlib, limit: limit)
+    }
+    // Raw deflate has no signature: it counts as encoded only if it decodes completely.
+    do {
+      return try GzipDecompressor.decompress(body, format: .rawDeflate, limit: limit)
+    } catch let error as CourierError where error.kind == .corruptBody {
+      return nil
+    }
+  }
+}

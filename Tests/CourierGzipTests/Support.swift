@@ -1,0 +1,89 @@
+import CourierCore
+import Foundation
+
+@testable import CourierGzip
+
+/// Reproducible pseudo-random bytes (SplitMix64), fast enough for 64 MiB in a debug build.
+func randomBytes(_ count: Int, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) -> Data {
+  var state = seed
+  var data = Data(count: count)
+  data.withUnsafeMutableBytes { raw in
+    let words = count / 8
+    let wordPointer = raw.baseAddress?.assumingMemoryBound(to: UInt64.self)
+    for index in 0..<words {
+      state &+= 0x9E37_79B9_7F4A_7C15
+      var z = state
+      z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+      z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+      wordPointer?[index] = z ^ (z >> 31)
+    }
+    for index in (words * 8)..<count {
+      state &+= 0x9E37_79B9_7F4A_7C15
+      raw[index] = UInt8(truncatingIfNeeded: state >> 17)
+    }
+  }
+  return data
+}
+
+/// Text-like bytes that compress well: a JSON record repeated with a counter.
+func repetitiveBytes(_ count: Int) -> Data {
+  var data = Data()
+  data.reserveCapacity(count)
+  var index = 0
+  while data.count < count {
+    data.append(contentsOf: #"{"id":\#(index % 1000),"name":"Li Lei","city":"Beijing"},"#.utf8)
+    index += 1
+  }
+  return data.prefix(count)
+}
+
+/// Decompresses `data` in pieces of `piece` bytes, as a transport would deliver it.
+func decompressInPieces(
+  _ data: Data, piece: Int, format: GzipFormat = .gzip, limit: DecompressionLimit = .standard
+) throws -> Data {
+  let decompressor = GzipDecompressor(format: format, limit: limit)
+  var output = Data()
+  var start = data.startIndex
+  while start < data.endIndex {
+    let end = min(start + piece, data.endIndex)
+    try decompressor.decompress(data[start..<end]) { output.append(contentsOf: $0) }
+    start = end
+  }
+  try decompressor.finish()
+  return output
+}
+
+/// The error `body` throws as a `CourierError`, or `nil` when it throws nothing.
+func codecError(_ body: () throws -> Void) -> CourierError? {
+  do {
+    try body()
+    return nil
+  } catch let error as CourierError {
+    return error
+  } catch {
+    return CourierError(kind: .transport, debugMessage: "not a CourierError: \(error)")
+  }
+}
+
+/// Runs `/usr/bin/gzip` with `arguments`, feeding `input` on standard input; returns standard
+/// output and the exit status. The input is written from another thread so that neither pipe
+/// fills up.
+func runGzip(_ arguments: [String], input: Data) throws -> (output: Data, status: Int32) {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: "/usr/bin/gzip")
+  process.arguments = arguments
+  let stdin = Pipe()
+  let stdout = Pipe()
+  process.standardInput = stdin
+  process.standardOutput = stdout
+  process.standardError = FileHandle.nullDevice
+  try process.run()
+  let writer = Thread {
+    stdin.fileHandleForWriting.write(input)
+    try? stdin.fileHandleForWriting.close()
+  }
+  writer.start()
+  let output = stdout.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
+  return (output, process.terminationStatus)
+}
