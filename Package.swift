@@ -19,6 +19,7 @@ let package = Package(
     .library(name: "Courier", targets: ["Courier"]),
     .library(name: "CourierCore", targets: ["CourierCore"]),
     .library(name: "CourierURLSession", targets: ["CourierURLSession"]),
+    .library(name: "CourierReachability", targets: ["CourierReachability"]),
     .library(name: "CourierTesting", targets: ["CourierTesting"]),
     .executable(name: "weather-demo", targets: ["WeatherDemo"]),
     .executable(name: "quick-start", targets: ["QuickStart"]),
@@ -34,14 +35,21 @@ let package = Package(
       dependencies: ["CourierCore"],
       swiftSettings: strictSettings
     ),
+    // The rtnetlink types and macros Glibc's module lacks, for the Linux path monitor.
+    .target(name: "CCourierNetlink"),
+    .target(
+      name: "CourierReachability",
+      dependencies: ["CourierCore", "CCourierNetlink"],
+      swiftSettings: strictSettings
+    ),
     .target(
       name: "Courier",
-      dependencies: ["CourierCore", "CourierURLSession"],
+      dependencies: ["CourierCore", "CourierURLSession", "CourierReachability"],
       swiftSettings: strictSettings
     ),
     .target(
       name: "CourierTesting",
-      dependencies: ["CourierCore"],
+      dependencies: ["CourierCore", "CourierReachability"],
       swiftSettings: strictSettings
     ),
 
@@ -77,6 +85,11 @@ let package = Package(
     .testTarget(
       name: "CourierURLSessionTests",
       dependencies: ["Courier", "CourierTesting"],
+      swiftSettings: strictSettings
+    ),
+    .testTarget(
+      name: "CourierReachabilityTests",
+      dependencies: ["CourierReachability", "CourierCore", "CourierTesting"],
       swiftSettings: strictSettings
     ),
     .testTarget(
