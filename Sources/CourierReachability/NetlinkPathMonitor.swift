@@ -242,7 +242,12 @@
     let fd = socket(
       AF_NETLINK, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), NETLINK_ROUTE)
     guard fd >= 0 else { throw PathMonitorError(operation: "socket", code: errno) }
-    if groups != 0 {
+    if groups == 0 {
+      // The dump socket: the kernel answers a dump at once, but a thread blocked forever in
+      // recv could never be stopped, so a dump that has not answered in 2 s counts as failed.
+      var timeout = timeval(tv_sec: 2, tv_usec: 0)
+      _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    } else {
       // A larger buffer makes overruns during bursts (many routes changing at once) rarer;
       // an overrun is harmless anyway (see NetlinkPathMonitor).
       var size: Int32 = 1 << 20
