@@ -2,17 +2,27 @@
   import CCourierNetlink
   import Glibc
 
-  /// One interface as `getifaddrs` describes it.
-  struct InterfaceFacts {
-    var name: String
-    var index: Int32 = 0
-    var flags: UInt32 = 0
+  /// One interface as `getifaddrs` describes it. `package` so that tests can check the
+  /// classification rules on made-up interfaces.
+  package struct InterfaceFacts {
+    package var name: String
+    package var index: Int32 = 0
+    package var flags: UInt32 = 0
     /// `ifi_type` (ARPHRD_*) from the packet address, when there is one.
-    var hardwareType: UInt16?
-    var hasRoutableAddress = false
+    package var hardwareType: UInt16?
+    package var hasRoutableAddress = false
+
+    package init(
+      name: String, flags: UInt32 = 0, hardwareType: UInt16? = nil, hasRoutableAddress: Bool = false
+    ) {
+      self.name = name
+      self.flags = flags
+      self.hardwareType = hardwareType
+      self.hasRoutableAddress = hasRoutableAddress
+    }
 
     /// Up, running (carrier present), not loopback, and addressed.
-    var isUsable: Bool {
+    package var isUsable: Bool {
       let up = flags & UInt32(IFF_UP) != 0
       let running = flags & UInt32(IFF_RUNNING) != 0
       let loopback = flags & UInt32(IFF_LOOPBACK) != 0
@@ -21,7 +31,7 @@
   }
 
   /// Computes a ``PathStatus`` on the monitor thread, in that thread's network namespace.
-  struct Snapshot {
+  package struct Snapshot {
     let queries: Int32
     let readsSysfs: Bool
     private var sequence: UInt32 = 0
@@ -169,7 +179,7 @@
     }
 
     /// The kind of an interface: hardware type first, then sysfs, then the name.
-    static func kind(of interface: InterfaceFacts, readsSysfs: Bool) -> InterfaceKind {
+    package static func kind(of interface: InterfaceFacts, readsSysfs: Bool) -> InterfaceKind {
       let name = interface.name
       if ["wwan", "rmnet", "ccmni", "wwp"].contains(where: name.hasPrefix) { return .cellular }
       // ARPHRD_* values from <linux/if_arp.h>, which cannot be imported next to Glibc's

@@ -25,14 +25,18 @@
 
       var changes = monitor.updates().makeAsyncIterator()
       #expect(await changes.next() == .satisfied(interfaces: [.wired]))
+      let clock = ContinuousClock()
+      let linkDown = clock.now
       try network.setPeer(up: false)
       let next = await changes.next()
+      print(
+        "the kernel's event reached the monitor \(linkDown.duration(to: clock.now)) after ip link set down"
+      )
       #expect(next == .unsatisfied(reason: .noUsableInterface))
       #expect(monitor.status == .unsatisfied(reason: .noUsableInterface))
 
       let stub = StubTransport([.json("{}")])
       let client = stubClient(stub, middleware: [ReachabilityMiddleware(monitor: monitor)])
-      let clock = ContinuousClock()
       let start = clock.now
       let error = await thrownError { try await client.send(Endpoint<Void>(.get, "ping")) }
       let elapsed = start.duration(to: clock.now)
@@ -126,6 +130,43 @@
       for await _ in stream { seen += 1 }
       #expect(seen == 1, "the status at subscription, then the end")
       #expect(threads(named: NetlinkPathMonitor.threadName) == 0)
+    }
+  }
+
+  @Suite("Interface kinds on Linux", .timeLimit(.minutes(1)))
+  struct InterfaceKindTests {
+    @Test(
+      "hardware type first, then the name",
+      arguments: [
+        ("eth0", 1, InterfaceKind.wired),
+        ("enp3s0", 1, .wired),
+        ("wlan0", 1, .wifi),
+        ("wlp2s0", 1, .wifi),
+        ("mon0", 803, .wifi),
+        ("wwan0", 1, .cellular),
+        ("rmnet_data0", 519, .cellular),
+        ("qmimux0", 519, .cellular),
+        ("lo", 772, .loopback),
+        ("tun0", 65534, .other),
+        ("wg0", 65534, .other),
+      ] as [(String, Int, InterfaceKind)])
+    func kinds(name: String, hardwareType: Int, expected: InterfaceKind) {
+      let facts = InterfaceFacts(name: name, hardwareType: UInt16(hardwareType))
+      #expect(Snapshot.kind(of: facts, readsSysfs: false) == expected)
+    }
+
+    @Test("usable means up, running, not loopback and addressed")
+    func usable() {
+      let up = UInt32(IFF_UP)
+      let running = UInt32(IFF_RUNNING)
+      let loopback = UInt32(IFF_LOOPBACK)
+      #expect(InterfaceFacts(name: "e", flags: up | running, hasRoutableAddress: true).isUsable)
+      #expect(!InterfaceFacts(name: "e", flags: up, hasRoutableAddress: true).isUsable)
+      #expect(!InterfaceFacts(name: "e", flags: running, hasRoutableAddress: true).isUsable)
+      #expect(!InterfaceFacts(name: "e", flags: up | running).isUsable)
+      #expect(
+        !InterfaceFacts(name: "lo", flags: up | running | loopback, hasRoutableAddress: true)
+          .isUsable)
     }
   }
 

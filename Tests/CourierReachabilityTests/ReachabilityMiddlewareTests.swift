@@ -76,6 +76,7 @@ struct ReachabilityMiddlewareTests {
       monitor: monitor, whenOffline: .wait(upTo: .seconds(10)), clock: clock)
     let client = stubClient(stub, middleware: [middleware])
     let task = Task { try await client.send(Request(method: .get, url: testBase)) }
+    await monitor.waitForSubscribers(1)
     await clock.waitForSleepers(1)
     clock.advance(by: .seconds(10) - .milliseconds(1))
     #expect(monitor.subscriberCount == 1, "still waiting a millisecond before the bound")
