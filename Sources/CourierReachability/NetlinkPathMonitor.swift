@@ -54,7 +54,8 @@
     /// The name of the monitor thread (`/proc/self/task/*/comm`), for leak checks.
     package static let threadName = "CourierPathMon"
 
-    /// Starts monitoring the network namespace of the process's main view of the network.
+    /// Starts monitoring the network namespace of the calling thread (the process's, unless
+    /// that thread has joined another), and returns once the first status is known.
     ///
     /// - Throws: ``PathMonitorError`` when the netlink socket cannot be opened or bound, or the
     ///   thread cannot be started.
@@ -113,8 +114,9 @@
       var byte: UInt8 = 1
       _ = write(stopWrite, &byte, 1)
       if thread.isCurrent {
-        // Never the case for Courier's own code (no user code runs on the monitor thread),
-        // but joining oneself would deadlock: let the thread clean up after itself instead.
+        // Cannot happen with Courier's code (the thread holds no reference to the monitor and
+        // runs no user code), but joining oneself would deadlock: detach instead, and leave
+        // the pipe's read end open rather than close a descriptor the thread still polls.
         thread.detach()
       } else {
         thread.join()
