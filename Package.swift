@@ -20,6 +20,7 @@ let package = Package(
     .library(name: "CourierCore", targets: ["CourierCore"]),
     .library(name: "CourierGzip", targets: ["CourierGzip"]),
     .library(name: "CourierURLSession", targets: ["CourierURLSession"]),
+    .library(name: "CourierReachability", targets: ["CourierReachability"]),
     .library(name: "CourierTesting", targets: ["CourierTesting"]),
     .executable(name: "weather-demo", targets: ["WeatherDemo"]),
     .executable(name: "quick-start", targets: ["QuickStart"]),
@@ -45,14 +46,21 @@ let package = Package(
       dependencies: ["CourierCore"],
       swiftSettings: strictSettings
     ),
+    // The rtnetlink types and macros Glibc's module lacks, for the Linux path monitor.
+    .target(name: "CCourierNetlink"),
+    .target(
+      name: "CourierReachability",
+      dependencies: ["CourierCore", "CCourierNetlink"],
+      swiftSettings: strictSettings
+    ),
     .target(
       name: "Courier",
-      dependencies: ["CourierCore", "CourierGzip", "CourierURLSession"],
+      dependencies: ["CourierCore", "CourierGzip", "CourierReachability", "CourierURLSession"],
       swiftSettings: strictSettings
     ),
     .target(
       name: "CourierTesting",
-      dependencies: ["CourierCore"],
+      dependencies: ["CourierCore", "CourierReachability"],
       swiftSettings: strictSettings
     ),
 
@@ -93,6 +101,11 @@ let package = Package(
     .testTarget(
       name: "CourierURLSessionTests",
       dependencies: ["Courier", "CourierTesting"],
+      swiftSettings: strictSettings
+    ),
+    .testTarget(
+      name: "CourierReachabilityTests",
+      dependencies: ["CourierReachability", "CourierCore", "CourierTesting"],
       swiftSettings: strictSettings
     ),
     .testTarget(

@@ -1,6 +1,7 @@
 // Courier: the umbrella module. `import Courier` brings in the core types, the middleware
-// protocol, the response pipeline, gzip and the URLSession transport.
+// protocol, the response pipeline, gzip, reachability and the URLSession transport.
 
 @_exported import CourierCore
 @_exported import CourierGzip
+@_exported import CourierReachability
 @_exported import CourierURLSession

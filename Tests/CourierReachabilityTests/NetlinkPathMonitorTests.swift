@@ -1,0 +1,232 @@
+#if os(Linux)
+  import CourierCore
+  import CourierReachability
+  import CourierTesting
+  import Foundation
+  import Glibc
+  import Testing
+
+  /// Against the kernel for real: a monitor inside a network namespace this test makes, with a
+  /// veth pair whose ends both live in namespaces this test makes (never the machine's own).
+  @Suite(
+    "NetlinkPathMonitor against the kernel", .serialized, .timeLimit(.minutes(1)),
+    .enabled(
+      if: canMakeNamespaces,
+      "needs root, iproute2's ip and permission to make network namespaces (ip netns add)")
+  )
+  struct NetlinkPathMonitorTests {
+    @Test("link down (carrier lost) → unsatisfied, and a request fails fast in < 100 ms")
+    func linkDownFailsFast() async throws {
+      let network = try TestNetwork()
+      defer { network.destroy() }
+      let monitor = try NetlinkPathMonitor(networkNamespace: network.inner)
+      defer { monitor.stop() }
+      #expect(monitor.status == .satisfied(interfaces: [.wired]), "veth is Ethernet: wired")
+
+      var changes = monitor.updates().makeAsyncIterator()
+      #expect(await changes.next() == .satisfied(interfaces: [.wired]))
+      let clock = ContinuousClock()
+      let linkDown = clock.now
+      try network.setPeer(up: false)
+      let next = await changes.next()
+      print(
+        "the kernel's event reached the monitor \(linkDown.duration(to: clock.now)) after ip link set down"
+      )
+      #expect(next == .unsatisfied(reason: .noUsableInterface))
+      #expect(monitor.status == .unsatisfied(reason: .noUsableInterface))
+
+      let stub = StubTransport([.json("{}")])
+      let client = stubClient(stub, middleware: [ReachabilityMiddleware(monitor: monitor)])
+      let start = clock.now
+      let error = await thrownError { try await client.send(Endpoint<Void>(.get, "ping")) }
+      let elapsed = start.duration(to: clock.now)
+      print("fail fast with the link down took \(elapsed)")
+      #expect(error?.kind == .notReachable)
+      #expect(elapsed < .milliseconds(100), "took \(elapsed)")
+      #expect(stub.requests.isEmpty)
+    }
+
+    @Test("waiting on: the link comes up 1 s later and the request succeeds")
+    func waitForLinkUp() async throws {
+      let network = try TestNetwork()
+      defer { network.destroy() }
+      let monitor = try NetlinkPathMonitor(networkNamespace: network.inner)
+      defer { monitor.stop() }
+      try network.setPeer(up: false)
+      // The kernel reports the carrier change asynchronously (linkwatch): wait for the event.
+      for await status in monitor.updates() where !status.isSatisfied { break }
+      #expect(monitor.status == .unsatisfied(reason: .noUsableInterface))
+
+      let observed = ObservedMonitor(monitor)
+      let stub = StubTransport([.json("{}")])
+      let client = stubClient(
+        stub,
+        middleware: [
+          ReachabilityMiddleware(monitor: observed, whenOffline: .wait(upTo: .seconds(10)))
+        ])
+      let clock = ContinuousClock()
+      let start = clock.now
+      let task = Task { try await client.send(Endpoint<Void>(.get, "ping")) }
+      for await _ in observed.subscriptions { break }  // the request is waiting now
+      // The scenario itself, not synchronisation: the network comes back a second later.
+      try await Task.sleep(for: .seconds(1))
+      #expect(stub.requests.isEmpty, "nothing sent while the link is down")
+      try network.setPeer(up: true)
+      try await task.value
+      let elapsed = start.duration(to: clock.now)
+      print("wait for the link, up after 1 s: request done after \(elapsed)")
+      #expect(stub.requests.count == 1)
+      #expect(elapsed >= .seconds(1))
+      // The kernel's linkwatch reports a veth carrier change up to about a second later.
+      #expect(elapsed < .seconds(5), "took \(elapsed)")
+      #expect(monitor.status == .satisfied(interfaces: [.wired]))
+    }
+
+    @Test("no default route → unsatisfied; the route back → satisfied")
+    func defaultRoute() async throws {
+      let network = try TestNetwork()
+      defer { network.destroy() }
+      let monitor = try NetlinkPathMonitor(networkNamespace: network.inner)
+      defer { monitor.stop() }
+      var changes = monitor.updates().makeAsyncIterator()
+      #expect(await changes.next() == .satisfied(interfaces: [.wired]))
+      try TestNetwork.ip("-n", network.inner, "route", "del", "default")
+      #expect(await changes.next() == .unsatisfied(reason: .noDefaultRoute))
+      try network.addDefaultRoute()
+      #expect(await changes.next() == .satisfied(interfaces: [.wired]))
+    }
+
+    @Test("several subscribers each get the change")
+    func severalSubscribers() async throws {
+      let network = try TestNetwork()
+      defer { network.destroy() }
+      let monitor = try NetlinkPathMonitor(networkNamespace: network.inner)
+      defer { monitor.stop() }
+      var first = monitor.updates().makeAsyncIterator()
+      var second = monitor.updates().makeAsyncIterator()
+      _ = await first.next()
+      _ = await second.next()
+      try network.setPeer(up: false)
+      #expect(await first.next() == .unsatisfied(reason: .noUsableInterface))
+      #expect(await second.next() == .unsatisfied(reason: .noUsableInterface))
+    }
+
+    @Test("a namespace that does not exist fails to start, with the reason")
+    func missingNamespace() {
+      #expect(throws: PathMonitorError.self) {
+        _ = try NetlinkPathMonitor(networkNamespace: "courier-test-does-not-exist")
+      }
+    }
+
+    @Test("stop ends every stream and releases the thread")
+    func stopEndsStreams() async throws {
+      let network = try TestNetwork()
+      defer { network.destroy() }
+      let monitor = try NetlinkPathMonitor(networkNamespace: network.inner)
+      let stream = monitor.updates()
+      monitor.stop()
+      monitor.stop()  // idempotent
+      var seen = 0
+      for await _ in stream { seen += 1 }
+      #expect(seen == 1, "the status at subscription, then the end")
+      #expect(threads(named: NetlinkPathMonitor.threadName) == 0)
+    }
+  }
+
+  @Suite("Interface kinds on Linux", .timeLimit(.minutes(1)))
+  struct InterfaceKindTests {
+    @Test(
+      "hardware type first, then the name",
+      arguments: [
+        ("eth0", 1, InterfaceKind.wired),
+        ("enp3s0", 1, .wired),
+        ("wlan0", 1, .wifi),
+        ("wlp2s0", 1, .wifi),
+        ("mon0", 803, .wifi),
+        ("wwan0", 1, .cellular),
+        ("rmnet_data0", 519, .cellular),
+        ("qmimux0", 519, .cellular),
+        ("lo", 772, .loopback),
+        ("tun0", 65534, .other),
+        ("wg0", 65534, .other),
+      ] as [(String, Int, InterfaceKind)])
+    func kinds(name: String, hardwareType: Int, expected: InterfaceKind) {
+      let facts = InterfaceFacts(name: name, hardwareType: UInt16(hardwareType))
+      #expect(Snapshot.kind(of: facts, readsSysfs: false) == expected)
+    }
+
+    @Test("usable means up, running, not loopback and addressed")
+    func usable() {
+      let up = UInt32(IFF_UP)
+      let running = UInt32(IFF_RUNNING)
+      let loopback = UInt32(IFF_LOOPBACK)
+      #expect(InterfaceFacts(name: "e", flags: up | running, hasRoutableAddress: true).isUsable)
+      #expect(!InterfaceFacts(name: "e", flags: up, hasRoutableAddress: true).isUsable)
+      #expect(!InterfaceFacts(name: "e", flags: running, hasRoutableAddress: true).isUsable)
+      #expect(!InterfaceFacts(name: "e", flags: up | running).isUsable)
+      #expect(
+        !InterfaceFacts(name: "lo", flags: up | running | loopback, hasRoutableAddress: true)
+          .isUsable)
+    }
+  }
+
+  @Suite("NetlinkPathMonitor life cycle", .timeLimit(.minutes(1)))
+  struct NetlinkPathMonitorLifeCycleTests {
+    @Test(
+      "start and stop leave descriptors and threads as they were",
+      .enabled(if: hasProcFS, "counts descriptors and threads through /proc")
+    )
+    func cleanStop() async {
+      // In a child process, where no concurrently running test opens or closes descriptors or
+      // threads between the measurements, so the totals can be compared exactly.
+      let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        exit(cleanStopScenario())
+      }
+      let report = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+      print(report)
+      #expect(report.contains("round 3: +4 descriptors while running, 0 after stop"))
+    }
+  }
+
+  /// The body of the clean-stop test: 0 when everything was released, else 1 with the
+  /// difference on standard error.
+  private func cleanStopScenario() -> Int32 {
+    func fail(_ message: String) -> Int32 {
+      FileHandle.standardError.write(Data((message + "\n").utf8))
+      return 1
+    }
+    let name = NetlinkPathMonitor.threadName
+    do {
+      // Warm up: anything the runtime makes lazily on first use is not the monitor's.
+      try NetlinkPathMonitor().stop()
+      let baseline = ownDescriptors()
+      let baselineThreads = threads(named: name)
+      for round in 1...3 {
+        let monitor = try NetlinkPathMonitor()
+        let running = ownDescriptors()
+        let added = running.filter { baseline[$0.key] != $0.value }
+        // Two netlink sockets (events, dumps) and the stop pipe's two ends.
+        guard added.count == 4, threads(named: name) == baselineThreads + 1 else {
+          return fail("round \(round) running: added \(added), threads \(threads(named: name))")
+        }
+        monitor.stop()
+        let after = ownDescriptors()
+        guard after == baseline, threads(named: name) == baselineThreads else {
+          return fail(
+            "round \(round) after stop: \(after.filter { baseline[$0.key] != $0.value }), "
+              + "threads \(threads(named: name))")
+        }
+        FileHandle.standardError.write(
+          Data("round \(round): +\(added.count) descriptors while running, 0 after stop\n".utf8))
+      }
+      // Released without stop(): deinit stops it.
+      do { _ = try NetlinkPathMonitor() }
+      guard ownDescriptors() == baseline, threads(named: name) == baselineThreads else {
+        return fail("after release without stop: \(ownDescriptors().count) descriptors")
+      }
+      return 0
+    } catch {
+      return fail("monitor failed to start: \(error)")
+    }
+  }
+#endif

@@ -1,0 +1,252 @@
+import CourierCore
+import CourierReachability
+import CourierTesting
+import Foundation
+import Testing
+
+@Suite("ReachabilityMiddleware over a fake monitor", .timeLimit(.minutes(1)))
+struct ReachabilityMiddlewareTests {
+  @Test("offline with fail fast: nothing is sent, kind notReachable, reason in zh-Hans")
+  func failFast() async {
+    let stub = StubTransport([.json("{}")])
+    let monitor = FakePathMonitor(.unsatisfied(reason: .noUsableInterface))
+    let client = stubClient(
+      stub, middleware: [ReachabilityMiddleware(monitor: monitor)], locale: "zh-Hans")
+    let error = await thrownError { try await client.send(Endpoint<Void>(.get, "ping")) }
+    #expect(error?.kind == .notReachable)
+    #expect(error?.reason == "您连接的网络不正常，请检查您的网络连接")
+    #expect(error?.debugDescription.contains("failing fast") == true)
+    #expect(error?.stage == "reachability")
+    #expect(stub.requests.isEmpty)
+    #expect(monitor.subscriberCount == 0, "failing fast subscribes to nothing")
+  }
+
+  @Test("offline with fail fast, English reason")
+  func failFastEnglish() async {
+    let stub = StubTransport()
+    let monitor = FakePathMonitor(.unsatisfied(reason: .noDefaultRoute))
+    let client = stubClient(stub, middleware: [ReachabilityMiddleware(monitor: monitor)])
+    let error = await thrownError { try await client.send(Endpoint<Void>(.get, "ping")) }
+    #expect(error?.reason == "You seem to be offline. Check your network connection.")
+    #expect(error?.debugDescription.contains("no default route") == true)
+  }
+
+  @Test("a satisfied path sends at once")
+  func satisfiedSends() async throws {
+    let stub = StubTransport([.json("{}")])
+    let monitor = FakePathMonitor(.satisfied(interfaces: [.wired]))
+    let client = stubClient(stub, middleware: [ReachabilityMiddleware(monitor: monitor)])
+    let response = try await client.send(Request(method: .get, url: testBase))
+    #expect(response.status == 200)
+    #expect(stub.requests.count == 1)
+  }
+
+  @Test("waiting: the request goes out when the path comes back")
+  func waitThenSend() async throws {
+    let clock = TestClock()
+    let stub = StubTransport([.json("{}")])
+    let monitor = FakePathMonitor(.unsatisfied(reason: .noUsableInterface))
+    let client = stubClient(
+      stub,
+      middleware: [
+        ReachabilityMiddleware(
+          monitor: monitor, whenOffline: .wait(upTo: .seconds(10)), clock: clock)
+      ])
+    let task = Task { try await client.send(Request(method: .get, url: testBase)) }
+    await monitor.waitForSubscribers(1)
+    await clock.waitForSleepers(1)
+    #expect(stub.requests.isEmpty, "nothing is sent while offline")
+    monitor.status = .unsatisfied(reason: .noDefaultRoute)  // still offline: keeps waiting
+    clock.advance(by: .seconds(9))
+    #expect(stub.requests.isEmpty)
+    monitor.status = .satisfied(interfaces: [.wifi])
+    let response = try await task.value
+    #expect(response.status == 200)
+    #expect(stub.requests.count == 1)
+    #expect(monitor.subscriberCount == 0, "the wait's subscription ends with it")
+    #expect(clock.sleeperCount == 0, "the wait's timer ends with it")
+  }
+
+  @Test("waiting: the bound passes with the path still down → notReachable, nothing sent")
+  func waitBoundExceeded() async {
+    let clock = TestClock()
+    let stub = StubTransport()
+    let monitor = FakePathMonitor(.unsatisfied(reason: .noUsableInterface))
+    let middleware = ReachabilityMiddleware(
+      monitor: monitor, whenOffline: .wait(upTo: .seconds(10)), clock: clock)
+    let client = stubClient(stub, middleware: [middleware])
+    let task = Task { try await client.send(Request(method: .get, url: testBase)) }
+    await monitor.waitForSubscribers(1)
+    await clock.waitForSleepers(1)
+    clock.advance(by: .seconds(10) - .milliseconds(1))
+    #expect(monitor.subscriberCount == 1, "still waiting a millisecond before the bound")
+    clock.advance(by: .milliseconds(1))
+    let error = await thrownError { _ = try await task.value }
+    #expect(error?.kind == .notReachable)
+    #expect(error?.debugDescription.contains("the wait of 10 s ran out") == true)
+    #expect(stub.requests.isEmpty)
+  }
+
+  @Test("waiting: the request's deadline caps the wait")
+  func deadlineCapsWait() async {
+    let clock = TestClock()
+    let stub = StubTransport()
+    let monitor = FakePathMonitor(.unsatisfied(reason: .noUsableInterface))
+    let client = stubClient(
+      stub,
+      middleware: [
+        ReachabilityMiddleware(
+          monitor: monitor, whenOffline: .wait(upTo: .seconds(10)), clock: clock)
+      ])
+    var request = Request(method: .get, url: testBase)
+    request.attributes[DeadlineAttribute.self] = Deadline(after: .seconds(3), clock: clock)
+    let sent = request
+    let task = Task { try await client.send(sent) }
+    await clock.waitForSleepers(1)
+    clock.advance(by: .seconds(3))
+    let error = await thrownError { _ = try await task.value }
+    #expect(error?.kind == .notReachable)
+    #expect(error?.debugDescription.contains("the request's deadline (3 s overall)") == true)
+
+    // A deadline already passed fails without waiting at all.
+    clock.advance(by: .seconds(1))
+    let late = await thrownError { _ = try await client.send(sent) }
+    #expect(late?.kind == .notReachable)
+    #expect(late?.debugDescription.contains("left no time") == true)
+    #expect(stub.requests.isEmpty)
+  }
+
+  @Test("cancelling the task ends the wait at once with kind cancelled")
+  func taskCancellation() async {
+    let stub = StubTransport()
+    let monitor = FakePathMonitor(.unsatisfied(reason: .noUsableInterface))
+    let client = stubClient(
+      stub,
+      middleware: [ReachabilityMiddleware(monitor: monitor, whenOffline: .wait(upTo: .seconds(30)))]
+    )
+    let task = Task { try await client.send(Request(method: .get, url: testBase)) }
+    await monitor.waitForSubscribers(1)
+    let clock = ContinuousClock()
+    let start = clock.now
+    task.cancel()
+    let error = await thrownError { _ = try await task.value }
+    let elapsed = start.duration(to: clock.now)
+    #expect(error?.kind == .cancelled)
+    #expect(elapsed < .milliseconds(500), "took \(elapsed)")
+    #expect(stub.requests.isEmpty)
+  }
+
+  @Test("Client.cancelAll() ends the wait at once with kind cancelled")
+  func cancelAll() async {
+    let stub = StubTransport()
+    let monitor = FakePathMonitor(.unsatisfied(reason: .noUsableInterface))
+    let client = stubClient(
+      stub,
+      middleware: [ReachabilityMiddleware(monitor: monitor, whenOffline: .wait(upTo: .seconds(30)))]
+    )
+    let task = Task { try await client.send(Request(method: .get, url: testBase)) }
+    await monitor.waitForSubscribers(1)
+    let clock = ContinuousClock()
+    let start = clock.now
+    client.cancelAll()
+    let error = await thrownError { _ = try await task.value }
+    let elapsed = start.duration(to: clock.now)
+    #expect(error?.kind == .cancelled)
+    #expect(elapsed < .milliseconds(500), "took \(elapsed)")
+  }
+
+  @Test("a monitor that stops while a request waits fails it with notReachable")
+  func monitorEnds() async {
+    let stub = StubTransport()
+    let monitor = FakePathMonitor(.unsatisfied(reason: .noUsableInterface))
+    let client = stubClient(
+      stub,
+      middleware: [ReachabilityMiddleware(monitor: monitor, whenOffline: .wait(upTo: .seconds(30)))]
+    )
+    let task = Task { try await client.send(Request(method: .get, url: testBase)) }
+    await monitor.waitForSubscribers(1)
+    monitor.finish()
+    let error = await thrownError { _ = try await task.value }
+    #expect(error?.kind == .notReachable)
+    #expect(error?.debugDescription.contains("monitor stopped") == true)
+  }
+
+  @Test("probe: a closed loopback port → notReachable, nothing sent")
+  func probeFails() async throws {
+    let closed = try LoopbackPort(listening: false)
+    let stub = StubTransport([.json("{}")])
+    let client = stubClient(
+      stub,
+      middleware: [ReachabilityMiddleware(monitor: FakePathMonitor(), probe: .tcpConnect())],
+      base: closed.url)
+    let error = await thrownError { try await client.send(Endpoint<Void>(.get, "ping")) }
+    #expect(error?.kind == .notReachable)
+    #expect(error?.debugDescription.contains("probe of 127.0.0.1:\(closed.port)") == true)
+    #expect(stub.requests.isEmpty)
+  }
+
+  @Test("probe: a listening loopback port → the request is sent")
+  func probeSucceeds() async throws {
+    let open = try LoopbackPort(listening: true)
+    let stub = StubTransport([.json("{}")])
+    let client = stubClient(
+      stub,
+      middleware: [ReachabilityMiddleware(monitor: FakePathMonitor(), probe: .tcpConnect())],
+      base: open.url)
+    try await client.send(Endpoint<Void>(.get, "ping"))
+    #expect(stub.requests.count == 1)
+  }
+
+  @Test("description: the type and its key settings on one line")
+  func description() {
+    let monitor = FakePathMonitor()
+    #expect(
+      ReachabilityMiddleware(monitor: monitor).description
+        == "ReachabilityMiddleware(fail fast; probe: off)")
+    #expect(
+      ReachabilityMiddleware(monitor: monitor, whenOffline: .wait(), probe: .tcpConnect())
+        .description == "ReachabilityMiddleware(wait up to 10 s; probe: 1 s)")
+    #expect(
+      ReachabilityMiddleware(
+        monitor: monitor, whenOffline: .wait(upTo: .milliseconds(1500)),
+        probe: .tcpConnect(timeout: .milliseconds(250))
+      ).description == "ReachabilityMiddleware(wait up to 1.5 s; probe: 250 ms)")
+    #expect(ReachabilityMiddleware.defaultMaximumWait == .seconds(10))
+    #expect(HostProbe.defaultTimeout == .seconds(1))
+  }
+}
+
+@Suite("PathStatusBroadcaster", .timeLimit(.minutes(1)))
+struct PathStatusBroadcasterTests {
+  @Test("every subscriber gets the current status first, then each change")
+  func multipleSubscribers() async {
+    let broadcaster = PathStatusBroadcaster(.unsatisfied(reason: .unknown))
+    let first = broadcaster.updates()
+    let second = broadcaster.updates()
+    #expect(broadcaster.subscriberCount == 2)
+    broadcaster.publish(.satisfied(interfaces: [.wired]))
+    broadcaster.publish(.satisfied(interfaces: [.wired]))  // unchanged: not published again
+    broadcaster.finish()
+    for stream in [first, second] {
+      var seen: [PathStatus] = []
+      for await status in stream { seen.append(status) }
+      // Newest-only buffering: a consumer that was not listening keeps the latest status.
+      #expect(seen == [.satisfied(interfaces: [.wired])])
+    }
+    #expect(broadcaster.subscriberCount == 0)
+  }
+
+  @Test("a listening subscriber sees every change in order")
+  func listeningSubscriberSeesChanges() async {
+    let broadcaster = PathStatusBroadcaster(.unsatisfied(reason: .unknown))
+    let stream = broadcaster.updates()
+    var iterator = stream.makeAsyncIterator()
+    #expect(await iterator.next() == .unsatisfied(reason: .unknown))
+    broadcaster.publish(.satisfied(interfaces: [.wifi]))
+    #expect(await iterator.next() == .satisfied(interfaces: [.wifi]))
+    broadcaster.publish(.unsatisfied(reason: .noDefaultRoute))
+    #expect(await iterator.next() == .unsatisfied(reason: .noDefaultRoute))
+    #expect(
+      PathStatus.satisfied(interfaces: [.wifi, .wired]).description == "satisfied (wifi, wired)")
+  }
+}

@@ -1,0 +1,245 @@
+import CourierCore
+import CourierReachability
+import CourierTesting
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+let testBase = URL(string: "https://api.example.test/v1/")!
+
+func stubClient(
+  _ stub: StubTransport, middleware: [any Middleware], base: URL = testBase,
+  locale: String = "en"
+) -> Client {
+  Client(baseURL: base, transport: stub, middleware: middleware, locale: locale)
+}
+
+/// Runs `body` and returns the `CourierError` it threw, or `nil` when it threw none.
+func thrownError(_ body: () async throws -> Void) async -> CourierError? {
+  do {
+    try await body()
+    return nil
+  } catch {
+    return error as? CourierError
+  }
+}
+
+/// A listening TCP socket on 127.0.0.1 (the kernel completes handshakes into its backlog, so
+/// a probe connects without anyone accepting), or a port that was just closed.
+final class LoopbackPort: Sendable {
+  let port: Int
+  private let fd: Int32
+
+  /// Binds an ephemeral port; listens on it when `listening`, else closes it at once so the
+  /// port is (almost certainly) closed.
+  init(listening: Bool) throws {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw POSIXError(.EIO) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    let bound = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
+    }
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let named = withUnsafeMutablePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    guard bound == 0, named == 0, !listening || listen(fd, 16) == 0 else {
+      _ = close(fd)
+      throw POSIXError(.EIO)
+    }
+    port = Int(UInt16(bigEndian: address.sin_port))
+    if listening {
+      self.fd = fd
+    } else {
+      _ = close(fd)
+      self.fd = -1
+    }
+  }
+
+  deinit { if fd >= 0 { _ = close(fd) } }
+
+  var url: URL { URL(string: "http://127.0.0.1:\(port)/")! }
+}
+
+// MARK: - /proc
+
+/// Whether `/proc` describes this process's descriptors and threads (Linux).
+let hasProcFS = FileManager.default.fileExists(atPath: "/proc/self/task")
+
+/// Every open descriptor of this process and what it refers to (`socket:[123]`, `pipe:[4]`).
+func openDescriptors() -> [Int32: String] {
+  let directory = "/proc/self/fd"
+  guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
+    return [:]
+  }
+  var result: [Int32: String] = [:]
+  for name in names {
+    guard let fd = Int32(name),
+      let target = try? FileManager.default.destinationOfSymbolicLink(
+        atPath: "\(directory)/\(name)")
+    else { continue }
+    result[fd] = target
+  }
+  return result
+}
+
+/// The descriptors that are not the runtime's own eventfd/timerfd/epoll (`anon_inode:`), which
+/// Dispatch opens and closes on its worker threads as load comes and goes. The monitor uses
+/// sockets and a pipe only, so these are all it could leak.
+func ownDescriptors() -> [Int32: String] {
+  openDescriptors().filter { !$0.value.hasPrefix("anon_inode:") }
+}
+
+/// The number of live threads of this process named `name`.
+func threads(named name: String) -> Int {
+  let directory = "/proc/self/task"
+  guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
+    return -1
+  }
+  return tasks.count { task in
+    let comm = (try? String(contentsOfFile: "\(directory)/\(task)/comm", encoding: .utf8)) ?? ""
+    return comm.trimmingCharacters(in: .whitespacesAndNewlines) == name
+  }
+}
+
+// MARK: - Network namespaces
+
+/// Where `ip` (iproute2) is, if anywhere.
+let ipCommand = ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"].first {
+  FileManager.default.isExecutableFile(atPath: $0)
+}
+
+/// Whether this process can make network namespaces: root, `ip` present, and the kernel lets
+/// it (a container without CAP_SYS_ADMIN answers EPERM). Tried once, with a namespace that is
+/// deleted at once.
+let canMakeNamespaces: Bool = {
+  guard geteuid() == 0, ipCommand != nil,
+    FileManager.default.fileExists(atPath: "/proc/self/ns/net")
+  else { return false }
+  TestNetwork.deleteStaleNamespaces()
+  let name = "courier-test-\(getpid())-probe"
+  guard (try? TestNetwork.ip("netns", "add", name)) != nil else { return false }
+  _ = try? TestNetwork.ip("netns", "delete", name)
+  return true
+}()
+
+/// Two network namespaces made for one test, `inner` (the one monitored) and `outer`, joined
+/// by a veth pair — `vethA` in `inner` with 10.77.0.1/24 and a default route via 10.77.0.2,
+/// `vethB` in `outer` with 10.77.0.2/24 — both ends inside namespaces this test made, never in
+/// the machine's own. ``destroy()`` deletes both namespaces, which deletes the veth pair.
+///
+/// Bringing `vethB` down takes the carrier away from `vethA` (a veth runs only while its peer
+/// is up) while `vethA` stays administratively up and keeps its routes: a cable pulled out.
+final class TestNetwork: Sendable {
+  let inner: String
+  let outer: String
+
+  init() throws {
+    let stem = "courier-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    inner = stem + "a"
+    outer = stem + "b"
+    do {
+      try Self.ip("netns", "add", inner)
+      try Self.ip("netns", "add", outer)
+      try Self.ip(
+        "-n", inner, "link", "add", "vethA", "type", "veth", "peer", "name", "vethB",
+        "netns", outer)
+      try Self.ip("-n", inner, "addr", "add", "10.77.0.1/24", "dev", "vethA")
+      try Self.ip("-n", outer, "addr", "add", "10.77.0.2/24", "dev", "vethB")
+      try Self.ip("-n", inner, "link", "set", "vethA", "up")
+      try Self.ip("-n", outer, "link", "set", "vethB", "up")
+      try addDefaultRoute()
+    } catch {
+      destroy()
+      throw error
+    }
+  }
+
+  /// `ip -n <inner> route add default via 10.77.0.2` (needs vethA's carrier: the gateway must
+  /// be reachable when the route is added).
+  func addDefaultRoute() throws {
+    try Self.ip("-n", inner, "route", "add", "default", "via", "10.77.0.2", "dev", "vethA")
+  }
+
+  /// Sets the outer end down or up: `vethA` loses or regains its carrier.
+  func setPeer(up: Bool) throws {
+    try Self.ip("-n", outer, "link", "set", "vethB", up ? "up" : "down")
+  }
+
+  /// Deletes both namespaces (and with them the veth pair). Safe to call more than once.
+  func destroy() {
+    for name in [inner, outer] { _ = try? Self.ip("netns", "delete", name) }
+  }
+
+  /// Runs `ip` with `arguments`; throws with its standard error when it fails.
+  @discardableResult
+  static func ip(_ arguments: String...) throws -> String {
+    guard let ipCommand else { throw CommandFailure(description: "no ip command") }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: ipCommand)
+    process.arguments = arguments
+    let output = Pipe()
+    let errors = Pipe()
+    process.standardOutput = output
+    process.standardError = errors
+    try process.run()
+    let out = output.fileHandleForReading.readDataToEndOfFile()
+    let err = errors.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else {
+      throw CommandFailure(
+        description:
+          "ip \(arguments.joined(separator: " ")): \(String(decoding: err, as: UTF8.self))")
+    }
+    return String(decoding: out, as: UTF8.self)
+  }
+
+  /// Deletes `courier-test-<pid>-…` namespaces left by processes that no longer run (a test
+  /// run that was killed); never one of a process that is still alive.
+  static func deleteStaleNamespaces() {
+    guard let list = try? ip("netns", "list") else { return }
+    for line in list.split(separator: "\n") {
+      guard let name = line.split(separator: " ").first, name.hasPrefix("courier-test-") else {
+        continue
+      }
+      let fields = name.dropFirst("courier-test-".count).split(separator: "-")
+      guard let pid = fields.first.flatMap({ Int32($0) }) else { continue }
+      if kill(pid, 0) != 0 && errno == ESRCH {
+        _ = try? ip("netns", "delete", String(name))
+      }
+    }
+  }
+}
+
+struct CommandFailure: Error, CustomStringConvertible {
+  let description: String
+}
+
+/// A ``PathMonitor`` that passes everything through to `base` and announces each subscription,
+/// so a test knows a request is waiting for the network before it changes the network.
+final class ObservedMonitor: PathMonitor {
+  let base: any PathMonitor
+  let subscriptions: AsyncStream<Void>
+  private let continuation: AsyncStream<Void>.Continuation
+
+  init(_ base: any PathMonitor) {
+    self.base = base
+    (subscriptions, continuation) = AsyncStream.makeStream(of: Void.self)
+  }
+
+  var status: PathStatus { base.status }
+
+  func updates() -> AsyncStream<PathStatus> {
+    let stream = base.updates()
+    continuation.yield()
+    return stream
+  }
+}
