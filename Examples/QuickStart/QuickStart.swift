@@ -21,12 +21,14 @@ struct PrintMiddleware: Middleware {
 }
 
 func quickStart(baseURL: URL) async {
-  // One client for every endpoint: base URL, middleware, transport, response rules.
-  let client = Client(
+  // One client for every endpoint: base URL, response rules, and the standard middleware
+  // (headers, request id, retry, reachability, timeout, logging, gzip) over URLSession.
+  let client = Client.standard(
     baseURL: baseURL,
-    transport: URLSessionTransport(),
-    middleware: [PrintMiddleware()],
-    pipeline: .envelope(.codeZero))  // {"code": 0, "msg": "...", "data": {...}}
+    pipeline: .envelope(.codeZero)  // {"code": 0, "msg": "...", "data": {...}}
+  ) {
+    $0.perAttempt = [PrintMiddleware()]  // your own middleware, for every attempt
+  }
 
   do {
     let user = try await client.send(

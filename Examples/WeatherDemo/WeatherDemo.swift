@@ -6,10 +6,11 @@ import Synchronization
 /// `weather-demo`: asks a weather API for two cities and one unknown city, and shows how
 /// Courier turns every failure into one readable sentence.
 ///
-/// The client runs Courier's standard middleware, outermost first: default headers (with the
-/// chosen language as `Accept-Language`), a W3C `traceparent` per request, retry, per-attempt
-/// and overall timeouts, and logging (`--verbose`: one line per attempt on standard error,
-/// with the api key shown as `appid=***`).
+/// The client is `Client.standard`, Courier's standard middleware, outermost first: default
+/// headers (with the chosen language as `Accept-Language`), a W3C `traceparent` per request,
+/// retry, reachability, per-attempt and overall timeouts, logging (`--verbose`: one line per
+/// attempt on standard error, with the api key shown as `appid=***`) and gzip (the embedded
+/// server compresses its answers). `--chain` prints that chain.
 ///
 /// By default it serves the API itself from an in-process `MockServer` on 127.0.0.1, so it
 /// runs offline. That server rejects requests without a `traceparent` or a Courier
@@ -57,6 +58,10 @@ struct WeatherDemo {
     print(
       "Courier weather demo: \(server == nil ? "server" : "embedded server") \(baseURL.absoluteString),"
         + " language \(client.locale)")
+    if options.chain {
+      print("Chain, outermost first:")
+      for line in client.client.chainDescription.split(separator: "\n") { print("  \(line)") }
+    }
     for city in ["Beijing", "Shanghai", "Atlantis"] {
       await show(city) { try await client.weather(in: city) }
     }
@@ -123,24 +128,23 @@ struct WeatherClient: Sendable {
     // redaction does not know: add it, so a log shows `appid=***`.
     var redaction = Redaction.standard
     redaction.queryParameters.insert("appid")
-    client = Client(
-      baseURL: baseURL,
-      transport: URLSessionTransport(),
-      middleware: [
-        // User-Agent `Courier/…` and Accept: application/json, and the server answers in the
-        // client's language.
-        HeadersMiddleware(providers: [HeaderProvider(.acceptLanguage) { _ in language }]),
-        RequestIDMiddleware(),
-        // The standard policy (3 attempts; 408, 429, 5xx, refused, timed out …) but a 0.2 s
-        // base delay instead of 0.5 s, so the demo stays fast.
-        RetryMiddleware(policy: RetryPolicy(baseDelay: .milliseconds(200))),
-        TimeoutMiddleware(attempt: .seconds(5), overall: .seconds(15)),
-        // Innermost, so every attempt is logged.
-        LoggingMiddleware(
-          level: verbose ? .basic : .none, sink: StandardErrorLogSink(), redaction: redaction),
-      ],
-      pipeline: .envelope(rule),
-      locale: language)
+    // The standard preset (headers, request id, retry, reachability, timeout, logging, gzip),
+    // with the demo's own settings.
+    client = Client.standard(
+      baseURL: baseURL, pipeline: .envelope(rule), locale: language
+    ) {
+      // User-Agent `Courier/…` and Accept: application/json, and the server answers in the
+      // client's language.
+      $0.headers = HeadersMiddleware(
+        providers: [HeaderProvider(.acceptLanguage) { _ in language }])
+      // The standard policy (3 attempts; 408, 429, 5xx, refused, timed out …) but a 0.2 s
+      // base delay instead of 0.5 s, so the demo stays fast.
+      $0.retry = RetryMiddleware(policy: RetryPolicy(baseDelay: .milliseconds(200)))
+      $0.timeout = TimeoutMiddleware(attempt: .seconds(5), overall: .seconds(15))
+      // Every attempt is logged, with its body already decoded from gzip.
+      $0.logging = LoggingMiddleware(
+        level: verbose ? .basic : .none, sink: StandardErrorLogSink(), redaction: redaction)
+    }
     self.apiKey = apiKey
   }
 
@@ -194,26 +198,41 @@ final class WeatherAPI: Sendable {
       return .json(#"{"cod":"404","message":"\#(message)"}"#)
     }
     let description = chinese ? known.chinese : known.description
-    return .json(
-      #"{"cod":200,"name":"\#(city)","main":{"temp":\#(known.temp)},"#
-        + #""weather":[{"description":"\#(description)"}]}"#)
+    return Self.compressed(
+      .json(
+        #"{"cod":200,"name":"\#(city)","main":{"temp":\#(known.temp)},"#
+          + #""weather":[{"description":"\#(description)"}]}"#),
+      for: request)
+  }
+
+  /// `response` gzip-encoded when the request accepts gzip, as most servers do: URLSession
+  /// decodes it, and `GzipMiddleware` makes the headers say so.
+  static func compressed(_ response: MockResponse, for request: RecordedRequest) -> MockResponse {
+    guard request.header("Accept-Encoding")?.contains("gzip") == true,
+      let body = try? GzipCompressor.compress(response.body)
+    else { return response }
+    var compressed = response
+    compressed.body = body
+    return compressed.addingHeader("Content-Encoding", "gzip")
   }
 }
 
 /// Command-line options.
 struct Options {
   static let usage = """
-    usage: weather-demo [--base-url URL] [--api-key KEY] [--lang en|zh-Hans] [--verbose]
+    usage: weather-demo [--base-url URL] [--api-key KEY] [--lang en|zh-Hans] [--verbose] [--chain]
       --base-url URL   use a real weather API instead of the embedded loopback server
       --api-key KEY    sent as the appid query parameter (logged as appid=***)
       --lang LOCALE    language of error reasons (default: from the environment)
       --verbose        log one line per attempt to standard error
+      --chain          print the client's middleware chain before the requests
     """
 
   var baseURL: URL?
   var apiKey: String?
   var language: String?
   var verbose = false
+  var chain = false
   var help = false
 
   struct Invalid: Error, CustomStringConvertible {
@@ -228,6 +247,8 @@ struct Options {
         help = true
       case "--verbose", "-v":
         verbose = true
+      case "--chain":
+        chain = true
       case "--base-url", "--api-key", "--lang":
         guard let value = arguments.popFirst() else {
           throw Invalid(description: "\(argument) needs a value")

@@ -53,6 +53,9 @@
 
     /// The name of the monitor thread (`/proc/self/task/*/comm`), for leak checks.
     package static let threadName = "CourierPathMon"
+    /// The name of a thread that watches another namespace (tests): leak checks then do not
+    /// count the process's own monitor, which `SharedPathMonitor` keeps for good.
+    package static let namespaceThreadName = "CourierPathNS"
 
     /// Starts monitoring the network namespace of the calling thread (the process's, unless
     /// that thread has joined another), and returns once the first status is known.
@@ -79,7 +82,8 @@
       let loop = EventLoop(
         broadcaster: broadcaster, stopRead: stopRead, networkNamespace: networkNamespace,
         readsSysfs: networkNamespace == nil)
-      guard let thread = NativeThread.spawn(name: Self.threadName, { loop.run(startup) }) else {
+      let name = networkNamespace == nil ? Self.threadName : Self.namespaceThreadName
+      guard let thread = NativeThread.spawn(name: name, { loop.run(startup) }) else {
         _ = close(stopRead)
         _ = close(stopWrite)
         throw PathMonitorError(operation: "pthread_create", code: EAGAIN)

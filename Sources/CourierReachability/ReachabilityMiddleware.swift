@@ -18,6 +18,9 @@ import Foundation
 /// - **Probe** (``HostProbe``, off by default): a TCP connect to the request's host and port
 ///   before each attempt, for "interface up, host unreachable"; a failure is `notReachable`.
 ///
+/// Requests to loopback (`localhost`, 127.0.0.0/8, `::1`) skip the path check: they never
+/// leave the machine. The probe, when set, still runs for them.
+///
 /// Place it inside ``RetryMiddleware`` and outside ``TimeoutMiddleware``: checked before every
 /// attempt, and a wait for the network does not use up an attempt's timeout.
 ///
@@ -96,7 +99,7 @@ public struct ReachabilityMiddleware: Middleware, CustomStringConvertible {
 
   /// Sends the attempt once the path is satisfied (and the probe, if any, connected).
   public func intercept(_ request: Request, next: Next) async throws -> Response {
-    if case .unsatisfied(let reason) = monitor.status {
+    if case .unsatisfied(let reason) = monitor.status, !Self.isLoopback(request.url.host) {
       guard let maximumWait = whenOffline.maximumWait else {
         throw notReachable(request, "the path is unsatisfied (\(reason)); failing fast")
       }
@@ -185,13 +188,17 @@ public struct ReachabilityMiddleware: Middleware, CustomStringConvertible {
   }
 
   /// `10 s`, `1.5 s`, `250 ms`.
-  static func format(_ duration: Duration) -> String {
-    let (seconds, attoseconds) = duration.components
-    let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
-    if milliseconds < 1000 { return "\(milliseconds) ms" }
-    if milliseconds % 1000 == 0 { return "\(milliseconds / 1000) s" }
-    let text = String(format: "%.3f", Double(milliseconds) / 1000)
-    let trimmed = text.reversed().drop { $0 == "0" }.reversed()
-    return String(trimmed) + " s"
+  static func format(_ duration: Duration) -> String { DescriptionText.duration(duration) }
+
+  /// Whether `host` is this machine's loopback (`localhost`, 127.0.0.0/8, `::1`): reachable
+  /// whatever the interfaces and routes say, so the path's status does not apply — an
+  /// offline machine still reaches a server on loopback, as the demo's embedded one.
+  static func isLoopback(_ host: String?) -> Bool {
+    guard var host = host?.lowercased() else { return false }
+    if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+    if host == "localhost" || host.hasSuffix(".localhost") || host == "::1" { return true }
+    let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+    return octets.count == 4 && octets[0] == "127"
+      && octets.allSatisfy { UInt8($0) != nil }
   }
 }

@@ -129,7 +129,7 @@
       var seen = 0
       for await _ in stream { seen += 1 }
       #expect(seen == 1, "the status at subscription, then the end")
-      #expect(threads(named: NetlinkPathMonitor.threadName) == 0)
+      #expect(threads(named: NetlinkPathMonitor.namespaceThreadName) == 0)
     }
   }
 

@@ -31,6 +31,35 @@ struct ReachabilityMiddlewareTests {
     #expect(error?.debugDescription.contains("no default route") == true)
   }
 
+  @Test(
+    "offline, a request to loopback is still sent: it never leaves the machine",
+    arguments: [
+      "http://127.0.0.1:8080/x", "http://127.3.4.5/x", "http://localhost/x", "http://[::1]:9/x",
+      "http://api.localhost/x",
+    ])
+  func loopbackSkipsThePathCheck(url: String) async throws {
+    let stub = StubTransport([.json("{}")])
+    let monitor = FakePathMonitor(.unsatisfied(reason: .noDefaultRoute))
+    let client = stubClient(stub, middleware: [ReachabilityMiddleware(monitor: monitor)])
+    let response = try await client.send(Request(method: .get, url: try #require(URL(string: url))))
+    #expect(response.status == 200)
+    #expect(stub.requests.count == 1)
+  }
+
+  @Test(
+    "offline, hosts that only look like loopback fail fast",
+    arguments: ["http://127.0.0.1.example.com/x", "http://128.0.0.1/x", "http://localhost.com/x"])
+  func lookalikesFailFast(url: String) async throws {
+    let stub = StubTransport([.json("{}")])
+    let monitor = FakePathMonitor(.unsatisfied(reason: .noDefaultRoute))
+    let client = stubClient(stub, middleware: [ReachabilityMiddleware(monitor: monitor)])
+    let error = await thrownError {
+      _ = try await client.send(Request(method: .get, url: try #require(URL(string: url))))
+    }
+    #expect(error?.kind == .notReachable)
+    #expect(stub.requests.isEmpty)
+  }
+
   @Test("a satisfied path sends at once")
   func satisfiedSends() async throws {
     let stub = StubTransport([.json("{}")])

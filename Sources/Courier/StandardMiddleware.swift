@@ -1,0 +1,130 @@
+import Foundation
+
+/// The six standard middleware of ``Client/standard(baseURL:transport:pipeline:encoder:decoder:reasons:locale:configure:)``,
+/// each configurable or removable, in the order they run.
+///
+/// Outermost first, and why:
+///
+/// 1. ``headers`` — default headers and providers, once per logical request.
+/// 2. ``auth`` (off until you set one) — adds the credential; refreshes once on a 401 and
+///    resends, so it wraps everything that may fail with 401.
+/// 3. ``requestID`` — one `traceparent` for the logical request, the same on every retry.
+/// 4. ``perRequest`` — your middleware that should run once per logical request.
+/// 5. ``retry`` — loops everything below it.
+/// 6. ``reachability`` — checked before every attempt; a wait for the network does not use up
+///    an attempt's timeout, because it is outside the timeout.
+/// 7. ``timeout`` — per attempt, plus the overall deadline that retry respects.
+/// 8. ``perAttempt`` — your middleware that should run for every attempt.
+/// 9. ``logging`` — each attempt as it goes to the wire, with plain (decoded) bodies.
+/// 10. ``gzip`` — next to the wire: compresses request bodies (when enabled) and decodes
+///     responses before anything above sees them; it runs the response checks itself, after
+///     decoding.
+///
+/// Set a member to `nil` to remove it, or replace it:
+///
+/// ```swift
+/// import Courier
+///
+/// let client = Client.standard(baseURL: URL(string: "https://api.example.com/v1/")!) {
+///   $0.retry = RetryMiddleware(policy: RetryPolicy(maximumAttempts: 5))
+///   $0.timeout = TimeoutMiddleware(attempt: .seconds(10), overall: .seconds(30))
+///   $0.logging?.level = .basic
+///   $0.reachability = nil
+/// }
+/// print(client.chainDescription)
+/// ```
+public struct StandardMiddleware: Sendable {
+  /// Default: ``HeadersMiddleware/standardDefaults`` (`User-Agent: Courier/…`,
+  /// `Accept: application/json`).
+  public var headers: HeadersMiddleware? = HeadersMiddleware()
+  /// Default: none. Set an ``AuthMiddleware`` with your ``CredentialProvider``.
+  public var auth: AuthMiddleware?
+  /// Default: a `traceparent` per logical request, no `X-Request-ID`.
+  public var requestID: RequestIDMiddleware? = RequestIDMiddleware()
+  /// Your middleware, run once per logical request (outside retry), in order. Default: none.
+  public var perRequest: [any Middleware] = []
+  /// Default: ``RetryPolicy/standard`` (3 attempts, 0.5 s × 2 full-jitter backoff capped at
+  /// 30 s, `Retry-After` up to 60 s) with a retry budget of 20 % of requests (at least 10)
+  /// per 10 s.
+  public var retry: RetryMiddleware? = RetryMiddleware()
+  /// Default: fail fast with `notReachable` while the process's ``SharedPathMonitor`` says the
+  /// path is unsatisfied (requests to loopback are never held back); `nil` where the system
+  /// monitor could not start.
+  public var reachability: ReachabilityMiddleware? = SharedPathMonitor.system.map {
+    ReachabilityMiddleware(monitor: $0)
+  }
+  /// Default: 30 s per attempt, 60 s overall.
+  public var timeout: TimeoutMiddleware? = TimeoutMiddleware()
+  /// Your middleware, run for every attempt (inside retry and timeout), in order. Default:
+  /// none.
+  public var perAttempt: [any Middleware] = []
+  /// Default: level ``LoggingMiddleware/Level/none`` into a ``StandardErrorLogSink``, with
+  /// ``Redaction/standard``: set `logging?.level = .basic` to see one line per attempt.
+  public var logging: LoggingMiddleware? = LoggingMiddleware(level: .none)
+  /// Default: decode gzip and deflate responses within 32 MiB and 100×; compress request
+  /// bodies only for endpoints that opt in (`Endpoint.compressRequestBody()`).
+  public var gzip: GzipMiddleware? = GzipMiddleware()
+
+  /// The standard middleware with their defaults.
+  public init() {}
+
+  /// The middleware in the order a request meets them, outermost first, without the ones set
+  /// to `nil`.
+  public var middleware: [any Middleware] {
+    var chain: [any Middleware] = []
+    if let headers { chain.append(headers) }
+    if let auth { chain.append(auth) }
+    if let requestID { chain.append(requestID) }
+    chain += perRequest
+    if let retry { chain.append(retry) }
+    if let reachability { chain.append(reachability) }
+    if let timeout { chain.append(timeout) }
+    chain += perAttempt
+    if let logging { chain.append(logging) }
+    if let gzip { chain.append(gzip) }
+    return chain
+  }
+}
+
+extension Client {
+  /// A client with Courier's standard middleware: headers, (auth,) request id, retry,
+  /// reachability, timeout, logging and gzip, in that order (see ``StandardMiddleware``
+  /// for why), over `transport`.
+  ///
+  /// ```swift
+  /// import Courier
+  ///
+  /// struct Weather: Decodable, Sendable { let temperature: Double }
+  ///
+  /// func forecast() async throws -> Weather {
+  ///   let client = Client.standard(baseURL: URL(string: "https://api.example.com/")!)
+  ///   return try await client.send(Endpoint<Weather>(.get, "weather").query("q", "Beijing"))
+  /// }
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - baseURL: The URL relative endpoint paths are joined to.
+  ///   - transport: Default: a new ``URLSessionTransport`` (no cookies, no cache).
+  ///   - pipeline: Default ``ResponsePipeline/standard`` (accept 2xx).
+  ///   - encoder: For JSON request bodies.
+  ///   - decoder: For JSON responses.
+  ///   - reasons: Error texts; default ``ReasonCatalog/standard``.
+  ///   - locale: The language of reasons; default: the best match for the process.
+  ///   - configure: Changes the middleware before the client is built.
+  public static func standard(
+    baseURL: URL? = nil,
+    transport: any Transport = URLSessionTransport(),
+    pipeline: ResponsePipeline = .standard,
+    encoder: JSONEncoder = JSONEncoder(),
+    decoder: JSONDecoder = JSONDecoder(),
+    reasons: ReasonCatalog = .standard,
+    locale: String? = nil,
+    configure: (inout StandardMiddleware) -> Void = { _ in }
+  ) -> Client {
+    var standard = StandardMiddleware()
+    configure(&standard)
+    return Client(
+      baseURL: baseURL, transport: transport, middleware: standard.middleware,
+      pipeline: pipeline, encoder: encoder, decoder: decoder, reasons: reasons, locale: locale)
+  }
+}

@@ -1,0 +1,92 @@
+import Courier
+import CourierTesting
+import Foundation
+import Testing
+
+/// Issue #8: `Client.standard` composes the six standard middleware in DESIGN.md's order.
+@Suite("Client.standard", .timeLimit(.minutes(1)))
+struct StandardClientTests {
+  /// The type names of a client's chain, in order, from its description.
+  static func names(_ client: Client) -> [String] {
+    client.chainDescription.split(separator: "\n").map { line in
+      let text = line.drop { $0 != " " }.dropFirst()
+      return String(text.prefix { $0 != "(" })
+    }
+  }
+
+  @Test("the default chain: headers, request id, retry, reachability, timeout, logging, gzip")
+  func defaultOrder() {
+    let client = Client.standard(transport: StubTransport())
+    var expected = [
+      "HeadersMiddleware", "RequestIDMiddleware", "RetryMiddleware", "ReachabilityMiddleware",
+      "TimeoutMiddleware", "LoggingMiddleware", "GzipMiddleware", "ResponseValidation",
+      "StubTransport",
+    ]
+    if SharedPathMonitor.system == nil { expected.removeAll { $0 == "ReachabilityMiddleware" } }
+    #expect(Self.names(client) == expected)
+    #expect(client.chainDescription.contains("LoggingMiddleware(none;"))
+    #expect(client.chainDescription.contains("TimeoutMiddleware(attempt 30 s; overall 60 s)"))
+  }
+
+  @Test("members can be replaced or removed, and your middleware goes where you say")
+  func configure() throws {
+    struct Signing: Middleware, CustomStringConvertible {
+      var description: String { "Signing" }
+      func intercept(_ request: Request, next: Next) async throws -> Response {
+        try await next(request)
+      }
+    }
+    struct Metrics: Middleware, CustomStringConvertible {
+      var description: String { "Metrics" }
+      func intercept(_ request: Request, next: Next) async throws -> Response {
+        try await next(request)
+      }
+    }
+    let client = Client.standard(transport: StubTransport()) {
+      $0.auth = AuthMiddleware(provider: WireTokens())
+      $0.reachability = nil
+      $0.gzip = nil
+      $0.timeout = TimeoutMiddleware(attempt: .seconds(5), overall: nil)
+      $0.logging?.level = .basic
+      $0.perRequest = [Metrics()]
+      $0.perAttempt = [Signing()]
+    }
+    #expect(
+      Self.names(client) == [
+        "HeadersMiddleware", "AuthMiddleware", "RequestIDMiddleware", "Metrics",
+        "RetryMiddleware", "TimeoutMiddleware", "Signing", "LoggingMiddleware",
+        "ResponseValidation", "StubTransport",
+      ])
+    #expect(client.chainDescription.contains("TimeoutMiddleware(attempt 5 s; overall none)"))
+    #expect(client.chainDescription.contains("LoggingMiddleware(basic;"))
+  }
+
+  @Test("over URLSession and MockServer: a 503 is retried and a gzip body decodes, once")
+  func endToEnd() async throws {
+    let server = try MockServer()
+    defer { server.shutdown() }
+    let transport = URLSessionTransport()
+    defer { transport.shutdown() }
+    let sink = InMemoryLogSink()
+    let client = Client.standard(baseURL: server.baseURL, transport: transport) {
+      $0.retry = RetryMiddleware(policy: RetryPolicy(baseDelay: .milliseconds(1)), budget: nil)
+      $0.logging = LoggingMiddleware(level: .basic, sink: sink)
+    }
+    struct Profile: Decodable, Equatable { let name: String }
+    let json = Data(#"{"name":"Li"}"#.utf8)
+    server.enqueue(MockResponse(status: 503))
+    server.enqueue(
+      MockResponse(status: 200, body: try GzipCompressor.compress(json, format: .gzip))
+        .addingHeader("Content-Type", "application/json")
+        .addingHeader("Content-Encoding", "gzip"))
+    let response = try await client.response(for: Endpoint<Profile>(.get, "me"))
+    #expect(response.value == Profile(name: "Li"))
+    #expect(response.response.attempts == 2)
+    #expect(response.response.body == json)
+    #expect(response.response.headers[.contentEncoding] == nil)
+    let first = try await server.takeRequest()
+    #expect(first.header("user-agent") == HeadersMiddleware.userAgent)
+    #expect(first.header("traceparent") != nil)
+    #expect(sink.text.contains("503"))
+  }
+}
