@@ -199,6 +199,13 @@ enum ChainBenchmark {
       Variant(name: "Client, 0 middleware, Endpoint<Void> (URL build + pipeline)") {
         try await bare.send(endpoint)
       },
+      row(
+        "Client.standard: the six standard middleware (logging .none)",
+        Client.standard(baseURL: base, transport: transport)),
+      row(
+        "ReachabilityMiddleware alone (shared system monitor)",
+        client(SharedPathMonitor.system.map { [ReachabilityMiddleware(monitor: $0)] } ?? [])),
+      row("GzipMiddleware alone (plain response)", client([GzipMiddleware()])),
     ]
     // Warm up: lazy initialisation, first allocations of every path.
     for variant in variants {
@@ -397,6 +404,13 @@ enum EndToEndBenchmark {
         "plain URLSession(.ephemeral) again (noise control)",
         plain(URLSession(configuration: .ephemeral))
       ),
+      (
+        "Client.standard: the six standard middleware, default URLSessionTransport",
+        {
+          [standard = Client.standard(baseURL: server.baseURL)] in
+          _ = try await standard.send(endpoint)
+        }
+      ),
     ]
     if let only = ProcessInfo.processInfo.environment["COURIER_BENCH_ONLY"], let index = Int(only),
       variants.indices.contains(index)
@@ -456,7 +470,12 @@ enum EndToEndBenchmark {
     print(
       "CPU µs/request, row 5 - row 2: \(cpuDifference(4, 1)); row 5 - row 6: "
         + "\(cpuDifference(4, 5)); row 2 - row 6: \(cpuDifference(1, 5))  ")
-    print("Noise control (row 7 / row 1): \(ratio(6, 0))")
+    print("Noise control (row 7 / row 1): \(ratio(6, 0))  ")
+    let presetCost = Measure.median(cpu[7]) - Measure.median(cpu[1])
+    print(
+      "Standard preset / Courier bare client (row 8 / row 2): \(ratio(7, 1)); CPU µs/request "
+        + "row 8 - row 2: \(Measure.format(presetCost)) (goal < 10: "
+        + "\(presetCost < 10 ? "met" : "missed"))")
   }
 }
 
