@@ -1,5 +1,6 @@
 #if os(Linux)
   import CCourierNetlink
+  import CourierCore
   import Dispatch
   import Glibc
   import Synchronization

@@ -1,5 +1,3 @@
-import Foundation
-
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
@@ -96,10 +94,10 @@ package final class CancellationTimer: @unchecked Sendable {
   // MARK: The thread
 
   private func startThread() -> Bool {
-    // Foundation's thread, not the cooperative pool's: this one blocks on the condition.
-    let thread = Thread { [self] in run() }
-    thread.name = "Courier timeouts"
-    thread.start()
+    guard let thread = NativeThread.spawn(name: "CourierTimeouts", { [self] in run() }) else {
+      return false
+    }
+    thread.detach()
     return true
   }
 

@@ -4,16 +4,18 @@
   import Darwin
 #endif
 
-/// A joinable POSIX thread running a Swift closure.
+/// A joinable POSIX thread running a Swift closure, for the package's own threads: the
+/// timeout timer, the netlink path monitor, `MockServer`.
 ///
-/// Foundation's `Thread` cannot be joined, and the server must be able to prove at shutdown
-/// that every thread it started has exited, so it uses pthreads directly.
-struct NativeThread {
+/// Foundation's `Thread` cannot be joined, and a monitor or server must be able to prove at
+/// shutdown that every thread it started has exited, so they use pthreads directly.
+package struct NativeThread {
   /// The underlying pthread handle.
-  let handle: pthread_t
+  package let handle: pthread_t
 
-  /// Starts a thread running `body`, or returns `nil` if the system refused to create one.
-  static func spawn(name: String, _ body: @escaping @Sendable () -> Void) -> NativeThread? {
+  /// Starts a thread named `name` (at most 15 bytes show on Linux) running `body`, or returns
+  /// `nil` if the system refused to create one.
+  package static func spawn(name: String, _ body: @escaping @Sendable () -> Void) -> NativeThread? {
     let context = Unmanaged.passRetained(ThreadContext(name: name, body: body)).toOpaque()
     #if canImport(Glibc)
       var handle = pthread_t()
@@ -33,15 +35,15 @@ struct NativeThread {
   }
 
   /// Whether this is the thread currently executing.
-  var isCurrent: Bool { pthread_equal(handle, pthread_self()) != 0 }
+  package var isCurrent: Bool { pthread_equal(handle, pthread_self()) != 0 }
 
   /// Waits for the thread to exit and releases its resources.
-  func join() {
+  package func join() {
     _ = pthread_join(handle, nil)
   }
 
   /// Lets the thread release its own resources when it exits; it must not be joined afterwards.
-  func detach() {
+  package func detach() {
     _ = pthread_detach(handle)
   }
 }
