@@ -218,9 +218,11 @@ public enum MultipartParts {
     var headers: [MockHeader] = []
     var index = start
     while true {
-      guard let lineEnd = (index..<max(index, bytes.count - 1)).first(where: {
-        bytes[$0] == UInt8(ascii: "\r") && bytes[$0 + 1] == UInt8(ascii: "\n")
-      }) else {
+      guard
+        let lineEnd = (index..<max(index, bytes.count - 1)).first(where: {
+          bytes[$0] == UInt8(ascii: "\r") && bytes[$0 + 1] == UInt8(ascii: "\n")
+        })
+      else {
         throw ParseError("part \(part)'s header block does not end within 64 KiB")
       }
       if lineEnd == index { return (headers, index + 2) }
