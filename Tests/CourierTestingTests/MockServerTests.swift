@@ -801,3 +801,125 @@ private final class RawClient {
     return nil
   }
 }
+
+// MARK: - Request bodies on disk, and the multipart parser
+
+extension MockServerTests {
+  /// A new, empty folder under the temporary directory.
+  private static func makeFolder() throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "mockserver-bodies-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+  }
+
+  @Test("requestBodyDirectory: chunked and Content-Length bodies go to files, byte for byte")
+  func bodiesToFiles() async throws {
+    let folder = try Self.makeFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let server = try MockServer()
+    defer { server.shutdown() }
+    server.requestBodyDirectory = folder
+    #expect(server.requestBodyDirectory == folder)
+
+    let raw = try RawClient(port: server.port)
+    defer { raw.close() }
+    try raw.send(
+      "POST /c HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n"
+        + "Connection: close\r\n\r\n5;x=y\r\nhel")
+    try raw.send("lo\r\n7\r\n, world\r\n0\r\nX-Trailer: 1\r\n\r\n")
+    #expect(try raw.readToEnd().hasPrefix("HTTP/1.1 404 Not Found\r\n"))
+    let chunked = try await server.takeRequest()
+    #expect(chunked.body.isEmpty)
+    let chunkedFile = try #require(chunked.bodyFile)
+    #expect(try Data(contentsOf: chunkedFile) == Data("hello, world".utf8))
+
+    let session = makeSession()
+    defer { session.invalidateAndCancel() }
+    let payload = patternedData(count: 3 * 1024 * 1024 + 3, seed: 5)
+    var request = URLRequest(url: server.url("/upload"))
+    request.httpMethod = "PUT"
+    server.enqueue(MockResponse(status: 204))
+    let (_, response) = try await session.upload(for: request, from: payload)
+    #expect((response as? HTTPURLResponse)?.statusCode == 204)
+    let recorded = try await server.takeRequest()
+    let file = try #require(recorded.bodyFile)
+    #expect(file != chunkedFile)
+    #expect(try Data(contentsOf: file) == payload)
+
+    // A request without a body gets no file.
+    server.enqueue(MockResponse(status: 200))
+    _ = try await session.data(from: server.url("/plain"))
+    #expect(try await server.takeRequest().bodyFile == nil)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).count == 2)
+  }
+
+  @Test("a body over 256 MiB gets 413 in memory, but is accepted when it goes to a file")
+  func fileBodyLimit() async throws {
+    let folder = try Self.makeFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let server = try MockServer()
+    defer { server.shutdown() }
+    let head =
+      "POST /big HTTP/1.1\r\nHost: localhost\r\nContent-Length: \(300 * 1024 * 1024)\r\n"
+      + "Expect: 100-continue\r\n\r\n"
+
+    let refused = try RawClient(port: server.port)
+    defer { refused.close() }
+    try refused.send(head)
+    #expect(try refused.readToEnd().hasPrefix("HTTP/1.1 413 Content Too Large\r\n"))
+
+    server.requestBodyDirectory = folder
+    let accepted = try RawClient(port: server.port)
+    defer { accepted.close() }
+    try accepted.send(head)
+    #expect(try accepted.read(until: "\r\n\r\n").hasPrefix("HTTP/1.1 100 Continue\r\n"))
+    #expect(server.requestCount == 0)
+  }
+
+  @Test("MultipartParts: memory and file parsing agree, with preamble, padding and epilogue")
+  func multipartParsing() throws {
+    let folder = try Self.makeFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let big = patternedData(count: 2 * 1024 * 1024 + 11, seed: 9)
+    var body = Data("preamble\r\n--sep  \r\n".utf8)
+    body += Data("Content-Disposition: form-data; name=\"a;b\"\r\n\r\nshort\r\n".utf8)
+    body += Data("--sep\r\nContent-Disposition: form-data; name=\"f\"; filename=\"x.bin\"".utf8)
+    body += Data("; filename*=UTF-8''%C3%A9.bin\r\nContent-Type: application/x\r\n\r\n".utf8)
+    body += big
+    body += Data("\r\n--sep\r\nContent-Disposition: form-data; name=\"empty\"\r\n\r\n".utf8)
+    body += Data("\r\n--sep--\r\nepilogue".utf8)
+    let file = folder.appendingPathComponent("body")
+    try body.write(to: file)
+
+    let inMemory = try MultipartParts.parse(body, boundary: "sep")
+    let fromFile = try MultipartParts.parse(fileAt: file, boundary: "sep")
+    #expect(inMemory.map(\.contentRange) == fromFile.map(\.contentRange))
+    #expect(inMemory.map(\.name) == ["a;b", "f", "empty"])
+    #expect(inMemory[0].content == Data("short".utf8))
+    #expect(inMemory[1].content == big)
+    #expect(inMemory[1].filename == "x.bin")
+    #expect(inMemory[1].extendedFilename == "é.bin")
+    #expect(inMemory[1].contentType == "application/x")
+    #expect(inMemory[2].content == Data())
+    #expect(fromFile.allSatisfy { $0.content == nil })
+    #expect(
+      MultipartParts.boundary(fromContentType: "multipart/form-data; boundary=\"sep\"") == "sep")
+    #expect(MultipartParts.boundary(fromContentType: "text/plain") == nil)
+  }
+
+  @Test("MultipartParts rejects bodies without delimiter, headers or close delimiter")
+  func multipartParseErrors() {
+    let bodies = [
+      "no delimiter here",
+      "--sep\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nunterminated",
+      "--sep\r\nno colon\r\n\r\nx\r\n--sep--\r\n",
+      "--sepX\r\n\r\nx\r\n--sep--\r\n",
+    ]
+    for body in bodies {
+      #expect(throws: MultipartParts.ParseError.self, "\(body.debugDescription)") {
+        try MultipartParts.parse(Data(body.utf8), boundary: "sep")
+      }
+    }
+  }
+}

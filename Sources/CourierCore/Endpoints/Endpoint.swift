@@ -68,9 +68,15 @@ public struct Endpoint<Value: Sendable>: Sendable {
       base: base, template: path, parameters: parameters, query: queryItems)
     var request = Request(method: method, url: url, attributes: attributes)
     for (name, value) in headers { try request.headers.add(name, value) }
-    if let (data, contentType) = try body.encoded(with: encoder ?? defaultEncoder) {
-      request.body = data
-      if let contentType, !request.headers.contains(.contentType) {
+    if let encoded = try body.encoded(with: encoder ?? defaultEncoder) {
+      request.body = encoded.body
+      if let length = encoded.contentLength {
+        // A multipart body: only its own Content-Type names the boundary it was written with.
+        if let contentType = encoded.contentType {
+          try request.headers.set(.contentType, contentType)
+        }
+        try request.headers.set(.contentLength, String(length))
+      } else if let contentType = encoded.contentType, !request.headers.contains(.contentType) {
         try request.headers.add(.contentType, contentType)
       }
     }
@@ -191,6 +197,22 @@ extension Endpoint {
   public func fileBody(_ url: URL, contentType: String) -> Self {
     var copy = self
     copy.body = .file(url, contentType: contentType)
+    return copy
+  }
+
+  /// Sends a `multipart/form-data` form (RFC 7578); see ``MultipartForm`` for how it is
+  /// encoded. The form's `Content-Type` wins over one set with `header(_:_:)`,
+  /// since only it names the boundary the body uses.
+  ///
+  /// ```swift
+  /// import Courier
+  ///
+  /// let upload = Endpoint<Void>(.post, "avatar")
+  ///   .multipartBody(MultipartForm().field("user", "42").file("avatar", data: Data([1, 2, 3]), filename: "a.png", contentType: "image/png"))
+  /// ```
+  public func multipartBody(_ form: MultipartForm) -> Self {
+    var copy = self
+    copy.body = .multipart(form)
     return copy
   }
 

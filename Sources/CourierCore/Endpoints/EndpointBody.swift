@@ -8,6 +8,7 @@ public struct EndpointBody: Sendable {
     case form([(String, String)])
     case data(Data, contentType: String)
     case file(URL, contentType: String)
+    case multipart(MultipartForm)
   }
 
   private let storage: Storage
@@ -35,14 +36,26 @@ public struct EndpointBody: Sendable {
     EndpointBody(storage: .file(url, contentType: contentType))
   }
 
-  /// The request body and its content type, or `nil` for no body.
-  func encoded(with encoder: JSONEncoder) throws -> (RequestBody, String?)? {
+  /// A `multipart/form-data` body (RFC 7578), encoded when the request is built: in memory,
+  /// or into a temporary file streamed from disk when the form has file-URL parts. The
+  /// request gets the form's `Content-Type` (with its boundary) and exact `Content-Length`.
+  public static func multipart(_ form: MultipartForm) -> EndpointBody {
+    EndpointBody(storage: .multipart(form))
+  }
+
+  /// The request body, its content type and, when known here, its length; `nil` for no body.
+  func encoded(
+    with encoder: JSONEncoder
+  ) throws -> (body: RequestBody, contentType: String?, contentLength: Int64?)? {
     switch storage {
     case .none:
       return nil
+    case .multipart(let form):
+      let encoded = try form.encoded()
+      return (encoded.body, encoded.contentType, encoded.contentLength)
     case .json(let encode):
       do {
-        return (.data(try encode(encoder)), "application/json")
+        return (.data(try encode(encoder)), "application/json", nil)
       } catch {
         throw CourierError(
           kind: .invalidRequest, debugMessage: "JSON body could not be encoded",
@@ -53,16 +66,16 @@ public struct EndpointBody: Sendable {
         PercentEncoding.encode($0.0, keeping: .form) + "="
           + PercentEncoding.encode($0.1, keeping: .form)
       }.joined(separator: "&")
-      return (.data(Data(text.utf8)), "application/x-www-form-urlencoded; charset=utf-8")
+      return (.data(Data(text.utf8)), "application/x-www-form-urlencoded; charset=utf-8", nil)
     case .data(let data, let contentType):
-      return (.data(data), contentType)
+      return (.data(data), contentType, nil)
     case .file(let url, let contentType):
       guard url.isFileURL, FileManager.default.isReadableFile(atPath: url.path) else {
         throw CourierError(
           kind: .invalidRequest, debugMessage: "body file \(url.path) is not a readable file",
           stage: "request")
       }
-      return (.file(url), contentType)
+      return (.file(url), contentType, nil)
     }
   }
 }

@@ -8,7 +8,8 @@ import Foundation
 ///   duration, attempt, sizes and request id;
 /// - ``Level/headers``: a line when the attempt starts, and request and response headers;
 /// - ``Level/body``: text bodies up to ``maximumBodyBytes`` (default 4,096 bytes, enough for
-///   a typical JSON payload without flooding a log), binary ones as `<N bytes binary>`.
+///   a typical JSON payload without flooding a log), binary ones as `<N bytes binary>`,
+///   multipart request bodies as `<multipart/form-data, N bytes, not logged>`.
 ///
 /// ``Redaction/standard`` is on unless you pass another: `Authorization`, cookies, API keys,
 /// `token`-like query parameters and JSON or form body keys such as `password` are written as
@@ -155,6 +156,16 @@ public struct LoggingMiddleware: Middleware {
   }
 
   private func requestBody(_ request: Request) -> String? {
+    // A multipart body is summarised, never written: its fields may hold anything (passwords
+    // included) and its files are binary or large.
+    if let type = request.headers[.contentType],
+      type.utf8.count >= 10, type.prefix(10).lowercased() == "multipart/"
+    {
+      let media = type.split(separator: ";", maxSplits: 1).first.map(String.init) ?? type
+      let size =
+        request.headers[.contentLength] ?? request.body.data.map { String($0.count) } ?? "?"
+      return "<\(media.trimmingCharacters(in: .whitespaces)), \(size) bytes, not logged>"
+    }
     if let file = request.body.fileURL { return "<file \(file.lastPathComponent)>" }
     guard let data = request.body.data, !data.isEmpty else { return nil }
     return body(data, contentType: request.headers[.contentType])

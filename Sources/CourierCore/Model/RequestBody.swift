@@ -12,6 +12,14 @@ public struct RequestBody: Sendable, Hashable {
   }
 
   let storage: Storage
+  /// The owner of a temporary file body: the file is deleted when the last copy of this body
+  /// (and so of every request carrying it) is gone.
+  let temporaryFile: TemporaryFile?
+
+  init(storage: Storage, temporaryFile: TemporaryFile? = nil) {
+    self.storage = storage
+    self.temporaryFile = temporaryFile
+  }
 
   /// No body.
   public static let empty = RequestBody(storage: .empty)
@@ -26,6 +34,19 @@ public struct RequestBody: Sendable, Hashable {
   public static func file(_ url: URL) -> RequestBody {
     RequestBody(storage: .file(url))
   }
+
+  /// A body read from a temporary file that Courier deletes once no copy of this body is left:
+  /// when the request carrying it, every retry of it, and the ``Response`` and
+  /// ``CourierError`` that keep the request are all released.
+  ///
+  /// ``MultipartForm`` uses it for forms with file parts. For a file you keep, use
+  /// ``file(_:)``.
+  public static func temporaryFile(_ url: URL) -> RequestBody {
+    RequestBody(storage: .file(url), temporaryFile: TemporaryFile(url))
+  }
+
+  /// Whether the file is deleted when the body is released (see ``temporaryFile(_:)``).
+  public var isTemporaryFile: Bool { temporaryFile != nil }
 
   /// Whether there is no body.
   public var isEmpty: Bool {
@@ -49,4 +70,25 @@ public struct RequestBody: Sendable, Hashable {
   /// Whether the body can be sent again unchanged (for retries). Every body kind that exists
   /// today can; a future one-shot stream will not.
   public var isReplayable: Bool { true }
+}
+
+/// Deletes its file when released. Compared by identity, so two bodies are equal only when
+/// they share the same owner.
+final class TemporaryFile: Sendable, Hashable {
+  /// The file, removed in `deinit`.
+  let url: URL
+
+  init(_ url: URL) {
+    self.url = url
+  }
+
+  deinit {
+    try? FileManager.default.removeItem(at: url)
+  }
+
+  static func == (lhs: TemporaryFile, rhs: TemporaryFile) -> Bool { lhs === rhs }
+
+  func hash(into hasher: inout Hasher) {
+    hasher.combine(ObjectIdentifier(self))
+  }
 }

@@ -1,5 +1,11 @@
 import Foundation
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// Serves the requests of one accepted connection, in sequence, on its own thread.
 ///
 /// The loop ends when the client closes the connection, asks for it to be closed, sends
@@ -23,22 +29,60 @@ struct Connection {
   /// Reads, records and answers one request. Returns whether the connection stays open.
   private func serveNext(_ reader: inout RequestReader, _ writer: ResponseWriter) -> Bool {
     let head: RequestHead
-    let body: Data
-    do {
+    var body = Data()
+    var bodyFile: URL?
+    do throws(RequestReadError) {
       guard let parsed = try reader.readHead() else { return false }
       head = parsed
+      let directory = head.hasBody ? core.requestBodyDirectory : nil
+      let limit = directory == nil ? RequestReader.maxBodyBytes : RequestReader.maxFileBodyBytes
+      guard head.contentLength <= limit else { throw RequestReadError.bodyTooLarge }
       // libcurl (and so URLSession on Linux) sends `Expect: 100-continue` for large uploads
       // and waits for this interim response (or a timeout) before sending the body.
       if head.expectsContinue && head.hasBody && head.version == "HTTP/1.1" {
         guard writer.writeContinue() else { return false }
       }
-      body = try reader.readBody(for: head)
+      if let directory {
+        bodyFile = try Self.receiveBody(for: head, with: &reader, into: directory, limit: limit)
+      } else {
+        body = try reader.readBody(for: head)
+      }
     } catch {
       reject(error, writer)
       return false
     }
-    let response = core.respond(to: head, body: body, connectionIndex: index)
+    let response = core.respond(
+      to: head, body: body, bodyFile: bodyFile, connectionIndex: index)
     return answer(head, with: response, writer)
+  }
+
+  /// Streams the body of `head` into a new file in `directory` and returns the file; on any
+  /// failure the file is removed.
+  private static func receiveBody(
+    for head: RequestHead, with reader: inout RequestReader, into directory: URL, limit: Int
+  ) throws(RequestReadError) -> URL {
+    let url = directory.appendingPathComponent("request-\(UUID().uuidString).body")
+    let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { throw .connectionClosed }
+    var complete = false
+    defer {
+      _ = close(fd)
+      if !complete { try? FileManager.default.removeItem(at: url) }
+    }
+    _ = try reader.streamBody(for: head, limit: limit) { bytes in
+      guard var next = bytes.baseAddress else { return true }
+      var left = bytes.count
+      while left > 0 {
+        let written = write(fd, next, left)
+        if written < 0 && errno == EINTR { continue }
+        guard written > 0 else { return false }
+        next += written
+        left -= written
+      }
+      return true
+    }
+    complete = true
+    return url
   }
 
   /// Answers a request that could not be read, if there is anyone left to answer.

@@ -47,7 +47,8 @@ import Foundation
 ///
 /// ## Limits
 ///
-/// Header blocks over 64 KiB are answered with `431`, bodies over 256 MiB with `413`, and
+/// Header blocks over 64 KiB are answered with `431`, bodies over 256 MiB with `413` (64 GiB
+/// when they go to files, see ``requestBodyDirectory``), and
 /// malformed requests with `400`; all three close the connection. There is no TLS and no
 /// HTTP/2; pipelined requests are answered one after another. Every request is kept
 /// until it is taken; a long benchmark that never calls ``takeRequest(timeout:)`` should set
@@ -142,6 +143,30 @@ public final class MockServer: Sendable {
   public var recordsRequests: Bool {
     get { core.recordsRequests }
     set { core.recordsRequests = newValue }
+  }
+
+  /// A directory to write request bodies to, one new file per request with a body, instead
+  /// of holding them in memory; `nil` (the default) keeps bodies in ``RecordedRequest/body``.
+  ///
+  /// For tests of large uploads: the server then receives a body of any size (up to 64 GiB)
+  /// through a fixed 256 KiB buffer, and ``RecordedRequest/bodyFile`` names the file
+  /// (``RecordedRequest/body`` stays empty). The files belong to the test, which deletes them
+  /// (or the directory). If a file cannot be created or written, the connection is dropped
+  /// without an answer.
+  ///
+  /// ```swift
+  /// import CourierTesting
+  /// import Foundation
+  ///
+  /// let server = try MockServer()
+  /// let folder = FileManager.default.temporaryDirectory.appendingPathComponent("uploads")
+  /// try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+  /// server.requestBodyDirectory = folder
+  /// // … upload; then `try await server.takeRequest().bodyFile` is the body on disk.
+  /// ```
+  public var requestBodyDirectory: URL? {
+    get { core.requestBodyDirectory }
+    set { core.requestBodyDirectory = newValue }
   }
 
   /// Stops the server: closes the listening socket and every open connection, fails pending

@@ -18,8 +18,12 @@ public struct RecordedRequest: Sendable, CustomStringConvertible {
   public var version: String
   /// Header fields in the order they were received. Chunked trailer fields are not included.
   public var headers: [MockHeader]
-  /// The request body, de-chunked if it was sent with `Transfer-Encoding: chunked`.
+  /// The request body, de-chunked if it was sent with `Transfer-Encoding: chunked`; empty when
+  /// the body went to ``bodyFile``.
   public var body: Data
+  /// The file holding the body, de-chunked, when the server writes bodies to files
+  /// (``MockServer/requestBodyDirectory``); `nil` otherwise. The test deletes it.
+  public var bodyFile: URL?
   /// The 0-based position of this request among all requests the server received.
   public var sequenceNumber: Int
   /// The 0-based index of the accepted connection that carried this request; equal indices
@@ -36,7 +40,8 @@ public struct RecordedRequest: Sendable, CustomStringConvertible {
     headers: [MockHeader] = [],
     body: Data = Data(),
     sequenceNumber: Int = 0,
-    connectionIndex: Int = 0
+    connectionIndex: Int = 0,
+    bodyFile: URL? = nil
   ) {
     self.method = method
     self.target = target
@@ -50,6 +55,7 @@ public struct RecordedRequest: Sendable, CustomStringConvertible {
     self.version = version
     self.headers = headers
     self.body = body
+    self.bodyFile = bodyFile
     self.sequenceNumber = sequenceNumber
     self.connectionIndex = connectionIndex
   }

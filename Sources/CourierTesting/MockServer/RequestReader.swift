@@ -54,8 +54,12 @@ struct RequestHead {
 struct RequestReader {
   /// The largest accepted header block (request line and fields), and trailer section.
   static let maxHeaderBytes = 64 * 1024
-  /// The largest accepted request body.
+  /// The largest accepted request body held in memory.
   static let maxBodyBytes = 256 * 1024 * 1024
+  /// The largest accepted request body written to a file (``MockServer/requestBodyDirectory``).
+  static let maxFileBodyBytes = 64 * 1024 * 1024 * 1024
+  /// The receive buffer while a body is streamed to a file.
+  static let streamingBufferBytes = 256 * 1024
   /// The largest accepted chunk-size line, extensions included.
   static let maxChunkLineBytes = 4096
 
@@ -182,7 +186,7 @@ struct RequestReader {
         return endsDigits && digits > 0 ? value : nil
       }
       digits += 1
-      value = min(value * 16 + digit, maxBodyBytes + 1)
+      value = min(value * 16 + digit, maxFileBodyBytes + 1)
     }
     return digits > 0 ? value : nil
   }
@@ -215,6 +219,66 @@ struct RequestReader {
       }
       guard received > 0 else { throw .connectionClosed }
       written += received
+    }
+  }
+
+  // MARK: - Streamed body
+
+  /// Reads the body framed by `head` and hands it to `sink` piece by piece, through a fixed
+  /// buffer, so a body of any size costs no more memory than that buffer. `sink` returns
+  /// `false` to give up (the connection is then dropped). Returns the body's size.
+  mutating func streamBody(
+    for head: RequestHead,
+    limit: Int,
+    to sink: (UnsafeRawBufferPointer) -> Bool
+  ) throws(RequestReadError) -> Int {
+    if buffer.count < Self.streamingBufferBytes {
+      buffer.append(contentsOf: repeatElement(0, count: Self.streamingBufferBytes - buffer.count))
+    }
+    guard head.isChunked else {
+      guard head.contentLength <= limit else { throw .bodyTooLarge }
+      try stream(head.contentLength, to: sink)
+      return head.contentLength
+    }
+    var total = 0
+    while true {
+      let size = try readLine(limit: Self.maxChunkLineBytes) { Self.parseChunkSize($0) }
+      guard let size else { throw .malformed }
+      if size == 0 { break }
+      guard size <= limit - total else { throw .bodyTooLarge }
+      try stream(size, to: sink)
+      total += size
+      let terminatorLength = try readLine(limit: 0) { $0.count }
+      guard terminatorLength == 0 else { throw .malformed }
+    }
+    var trailerBytes = 0
+    while true {
+      let length = try readLine(limit: Self.maxHeaderBytes) { $0.count }
+      if length == 0 { return total }
+      trailerBytes += length + 2
+      guard trailerBytes <= Self.maxHeaderBytes else { throw .headerTooLarge }
+    }
+  }
+
+  /// Hands exactly `count` bytes of the stream to `sink`, buffered ones first.
+  private mutating func stream(
+    _ count: Int, to sink: (UnsafeRawBufferPointer) -> Bool
+  ) throws(RequestReadError) {
+    var remaining = count
+    while remaining > 0 {
+      if start == end {
+        start = 0
+        end = 0
+        guard fill() else { throw .connectionClosed }
+      }
+      let length = min(remaining, end - start)
+      let from = start
+      let accepted = buffer.withUnsafeBytes { bytes in
+        sink(UnsafeRawBufferPointer(rebasing: bytes[from..<from + length]))
+      }
+      guard accepted else { throw .connectionClosed }
+      start += length
+      remaining -= length
     }
   }
 
@@ -402,7 +466,9 @@ private struct HeadParser {
           return
         }
         length = length * 10 + Int(byte &- UInt8(ascii: "0"))
-        guard length <= RequestReader.maxBodyBytes else {
+        // The in-memory limit is the connection's to apply: a body streamed to a file may be
+        // larger.
+        guard length <= RequestReader.maxFileBodyBytes else {
           failure = .bodyTooLarge
           return
         }

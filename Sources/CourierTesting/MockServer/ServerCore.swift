@@ -102,6 +102,8 @@ final class ServerCore: Sendable {
     var requestCount = 0
     /// Whether requests nobody is waiting for are kept for later `takeRequest` calls.
     var recordsRequests = true
+    /// Where request bodies are written instead of memory, if anywhere.
+    var requestBodyDirectory: URL?
     var connectionCount = 0
     var connections: [Int: LiveConnection] = [:]
     /// Connection threads that have finished and wait to be joined.
@@ -305,14 +307,17 @@ final class ServerCore: Sendable {
 
   /// Records a request (waking one `takeRequest` caller, if any) and picks its response:
   /// the next queued one, else the dispatcher's, else `404`.
-  func respond(to head: RequestHead, body: Data, connectionIndex: Int) -> MockResponse {
+  func respond(
+    to head: RequestHead, body: Data, bodyFile: URL? = nil, connectionIndex: Int
+  ) -> MockResponse {
     var request = RecordedRequest(
       method: head.method,
       target: head.target,
       version: head.version,
       headers: head.headers,
       body: body,
-      connectionIndex: connectionIndex
+      connectionIndex: connectionIndex,
+      bodyFile: bodyFile
     )
     let (waiter, queued, dispatcher) = state.withLock { state in
       request.sequenceNumber = state.requestCount
@@ -341,6 +346,11 @@ final class ServerCore: Sendable {
 
   var requestCount: Int {
     state.withLock { $0.requestCount }
+  }
+
+  var requestBodyDirectory: URL? {
+    get { state.withLock { $0.requestBodyDirectory } }
+    set { state.withLock { $0.requestBodyDirectory = newValue } }
   }
 
   var recordsRequests: Bool {
