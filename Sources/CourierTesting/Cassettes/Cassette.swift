@@ -1,0 +1,202 @@
+import CourierCore
+import Foundation
+
+/// Request and response pairs recorded by ``RecordingTransport`` and served by
+/// ``ReplayTransport``: a JSON file that can be committed, because credentials in it are
+/// redacted by the same rules as logging (``Redaction``).
+///
+/// The file (version 1):
+///
+/// ```json
+/// {
+///   "version": 1,
+///   "interactions": [
+///     {
+///       "request": {
+///         "method": "GET", "url": "https://api.example.com/user?token=***",
+///         "headers": [["Authorization", "***"], ["Accept", "application/json"]],
+///         "body": null
+///       },
+///       "response": {
+///         "status": 200, "headers": [["Content-Type", "application/json"]],
+///         "body": {"text": "{\"id\":7}"}
+///       }
+///     },
+///     {
+///       "request": {"method": "GET", "url": "https://down.example.com/", "headers": []},
+///       "error": {"kind": "cannotConnect", "message": "connection refused"}
+///     }
+///   ]
+/// }
+/// ```
+///
+/// A body is `{"text": …}` when it is UTF-8, else `{"base64": …}`. An interaction holds a
+/// `response` or, when the transport failed, an `error` with the ``CourierError/Kind``.
+public struct Cassette: Codable, Sendable, Equatable {
+  /// The format's version: 1.
+  public var version: Int
+  /// The recorded pairs, in the order they happened.
+  public var interactions: [Interaction]
+
+  /// An empty cassette.
+  public init(interactions: [Interaction] = []) {
+    self.version = 1
+    self.interactions = interactions
+  }
+
+  /// Reads a cassette file.
+  ///
+  /// - Throws: ``CourierError`` of kind ``CourierError/Kind/invalidRequest`` naming the file
+  ///   when it cannot be read, is not a cassette, or has a version this code does not know.
+  public init(contentsOf file: URL) throws(CourierError) {
+    let data: Data
+    do {
+      data = try Data(contentsOf: file)
+    } catch {
+      throw CourierError(
+        kind: .invalidRequest, debugMessage: "cannot read the cassette \(file.path): \(error)",
+        underlying: error, stage: "replay")
+    }
+    do {
+      self = try JSONDecoder().decode(Cassette.self, from: data)
+    } catch {
+      throw CourierError(
+        kind: .invalidRequest, debugMessage: "\(file.path) is not a cassette: \(error)",
+        underlying: error, stage: "replay")
+    }
+    guard version == 1 else {
+      throw CourierError(
+        kind: .invalidRequest,
+        debugMessage: "\(file.path) is a cassette of version \(version); this reads version 1",
+        stage: "replay")
+    }
+  }
+
+  /// Writes the cassette, pretty-printed with sorted keys so that diffs stay small, replacing
+  /// the file atomically.
+  public func write(to file: URL) throws {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    try encoder.encode(self).write(to: file, options: .atomic)
+  }
+
+  /// One request and what came back.
+  public struct Interaction: Codable, Sendable, Equatable {
+    /// The request, redacted.
+    public var request: RecordedMessage
+    /// The response, redacted, when one arrived.
+    public var response: RecordedResponse?
+    /// The failure, when the transport threw instead.
+    public var error: RecordedError?
+
+    /// Creates an interaction.
+    public init(
+      request: RecordedMessage, response: RecordedResponse? = nil, error: RecordedError? = nil
+    ) {
+      self.request = request
+      self.response = response
+      self.error = error
+    }
+  }
+
+  /// A recorded request: method, URL, headers and body.
+  public struct RecordedMessage: Codable, Sendable, Equatable {
+    /// `GET`, `POST`, …
+    public var method: String
+    /// The absolute URL, its credential query values and user info redacted.
+    public var url: String
+    /// Header fields in order, as `[name, value]` pairs; credentials redacted.
+    public var headers: [[String]]
+    /// The body, if any.
+    public var body: Body?
+
+    /// Creates a recorded request.
+    public init(method: String, url: String, headers: [[String]] = [], body: Body? = nil) {
+      self.method = method
+      self.url = url
+      self.headers = headers
+      self.body = body
+    }
+  }
+
+  /// A recorded response: status, headers and body.
+  public struct RecordedResponse: Codable, Sendable, Equatable {
+    /// The HTTP status.
+    public var status: Int
+    /// Header fields in order, as `[name, value]` pairs; credentials redacted.
+    public var headers: [[String]]
+    /// The body, if any.
+    public var body: Body?
+
+    /// Creates a recorded response.
+    public init(status: Int, headers: [[String]] = [], body: Body? = nil) {
+      self.status = status
+      self.headers = headers
+      self.body = body
+    }
+  }
+
+  /// A recorded failure: the error's kind and its developer message.
+  public struct RecordedError: Codable, Sendable, Equatable {
+    /// ``CourierError/Kind`` name, for example `cannotConnect`.
+    public var kind: String
+    /// The error's `debugMessage`.
+    public var message: String
+
+    /// Creates a recorded failure.
+    public init(kind: String, message: String) {
+      self.kind = kind
+      self.message = message
+    }
+  }
+
+  /// A body: text when it is UTF-8, else base64.
+  public struct Body: Codable, Sendable, Equatable {
+    /// The body as text, when it is UTF-8.
+    public var text: String?
+    /// The body in base64, when it is not UTF-8.
+    public var base64: String?
+
+    /// `data` as text when it is UTF-8 (after `redact`), else as base64.
+    public init(_ data: Data, redact: (String) -> String = { $0 }) {
+      if let text = String(data: data, encoding: .utf8) {
+        self.text = redact(text)
+      } else {
+        self.base64 = data.base64EncodedString()
+      }
+    }
+
+    /// The bytes.
+    public var data: Data {
+      if let text { return Data(text.utf8) }
+      return base64.flatMap { Data(base64Encoded: $0) } ?? Data()
+    }
+  }
+}
+
+extension Cassette.RecordedMessage {
+  /// `request` as a cassette records it: URL, headers and body redacted by `redaction`.
+  public init(_ request: Request, redaction: Redaction) {
+    let contentType = request.headers[.contentType]
+    self.init(
+      method: request.method.rawValue,
+      url: redaction.url(request.url),
+      headers: request.headers.map { [$0.name.rawName, redaction.header($0)] },
+      body: request.body.data.flatMap { data in
+        data.isEmpty ? nil : Cassette.Body(data) { redaction.body($0, contentType: contentType) }
+      })
+  }
+}
+
+extension Cassette.RecordedResponse {
+  /// `response` as a cassette records it: headers and body redacted by `redaction`.
+  public init(_ response: Response, redaction: Redaction) {
+    let contentType = response.headers[.contentType]
+    self.init(
+      status: response.status,
+      headers: response.headers.map { [$0.name.rawName, redaction.header($0)] },
+      body: response.body.isEmpty
+        ? nil
+        : Cassette.Body(response.body) { redaction.body($0, contentType: contentType) })
+  }
+}
