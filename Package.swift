@@ -109,6 +109,11 @@ let package = Package(
       swiftSettings: strictSettings
     ),
     .testTarget(
+      name: "CourierInteropTests",
+      dependencies: ["Courier"],
+      swiftSettings: strictSettings
+    ),
+    .testTarget(
       name: "CourierTestingTests",
       dependencies: ["CourierTesting"],
       swiftSettings: strictSettings

@@ -1,0 +1,177 @@
+import Courier
+import Foundation
+import Testing
+
+/// Issue #12: Courier against a real server nobody here wrote — httpbin (Flask, behind
+/// gunicorn) on loopback. `.ci/run` starts one and passes its URL in `COURIER_HTTPBIN_URL`;
+/// without it every test here is skipped with that message.
+///
+/// Local run:
+/// `python3 -m gunicorn -b 127.0.0.1:18080 -k gthread --threads 8 httpbin:app &` then
+/// `COURIER_HTTPBIN_URL=http://127.0.0.1:18080/ swift test --filter HTTPBinInteropTests`.
+@Suite(
+  "Interop with httpbin", .serialized, .timeLimit(.minutes(2)),
+  .enabled(
+    if: HTTPBin.baseURL != nil,
+    "skipped: set COURIER_HTTPBIN_URL to an httpbin server (.ci/run starts one)"))
+struct HTTPBinInteropTests {
+  /// The fields of httpbin's echo that the tests read.
+  struct Echo: Decodable, Sendable {
+    var args: [String: String]? = nil
+    var data: String? = nil
+    var form: [String: String]? = nil
+    var files: [String: String]? = nil
+    var headers: [String: String]? = nil
+    var method: String? = nil
+    var url: String? = nil
+    var gzipped: Bool? = nil
+    var deflated: Bool? = nil
+    var authenticated: Bool? = nil
+  }
+
+  let base: URL
+  let client: Client
+
+  init() throws {
+    base = try #require(HTTPBin.baseURL)
+    client = Client.standard(baseURL: base) {
+      $0.retry = RetryMiddleware(policy: RetryPolicy(baseDelay: .milliseconds(50)), budget: nil)
+      $0.timeout = TimeoutMiddleware(attempt: .seconds(10), overall: .seconds(30))
+    }
+  }
+
+  @Test("methods are echoed", arguments: [HTTPMethod.get, .post, .put, .patch, .delete])
+  func methods(method: HTTPMethod) async throws {
+    let echo = try await client.send(Endpoint<Echo>(method, "anything"))
+    #expect(echo.method == method.rawValue)
+  }
+
+  @Test("a path parameter and query items arrive as one segment and as exact values")
+  func pathAndQuery() async throws {
+    let echo = try await client.send(
+      Endpoint<Echo>(.get, "anything/{name}").parameter("name", "a b/ç?#")
+        .query("q", "x y").query("z", "&=+%"))
+    #expect(echo.args == ["q": "x y", "z": "&=+%"])
+    // WSGI hands httpbin a decoded path (so `%2F` comes back as `/`), and httpbin re-encodes
+    // it; what shows that the client encoded it: `?` and `#` stayed in the path.
+    #expect(echo.url?.contains("/anything/a%20b/ç%3F%23?") == true, "\(echo.url ?? "")")
+  }
+
+  @Test("headers are echoed, Courier's User-Agent among them")
+  func headers() async throws {
+    let echo = try await client.send(
+      Endpoint<Echo>(.get, "headers").header("X-Courier-Interop", "spaces, commas; and = signs"))
+    #expect(echo.headers?["X-Courier-Interop"] == "spaces, commas; and = signs")
+    #expect(echo.headers?["User-Agent"] == HeadersMiddleware.userAgent)
+  }
+
+  @Test("/gzip and /deflate arrive decoded once, with headers that tell the truth")
+  func compressedResponses() async throws {
+    let gzip = try await client.response(for: Endpoint<Echo>(.get, "gzip"))
+    #expect(gzip.value.gzipped == true)
+    #expect(gzip.response.headers[.contentEncoding] == nil)
+    #expect(gzip.response.headers[.contentLength] == String(gzip.response.body.count))
+    let deflate = try await client.response(for: Endpoint<Echo>(.get, "deflate"))
+    #expect(deflate.value.deflated == true)
+  }
+
+  @Test("/status/418 is httpStatus at once; /status/503 is retried three times")
+  func statuses() async throws {
+    let teapot = await courierError {
+      _ = try await client.send(Endpoint<Data>(.get, "status/418"))
+    }
+    #expect(teapot?.kind == .httpStatus)
+    #expect(teapot?.status == 418)
+    #expect(teapot?.attempts == 1)
+    let unavailable = await courierError {
+      _ = try await client.send(Endpoint<Data>(.get, "status/503"))
+    }
+    #expect(unavailable?.status == 503)
+    #expect(unavailable?.attempts == 3)
+  }
+
+  @Test("/delay/5 against a 1 s timeout ends timedOut in about a second")
+  func delayTimesOut() async throws {
+    let started = ContinuousClock.now
+    let error = await courierError {
+      _ = try await client.send(
+        Endpoint<Data>(.get, "delay/5").timeout(.seconds(1)).retry(.disabled))
+    }
+    #expect(error?.kind == .timedOut)
+    #expect(ContinuousClock.now - started < .seconds(4))
+  }
+
+  @Test("/redirect/3 ends at /get")
+  func redirects() async throws {
+    let response = try await client.response(for: Endpoint<Echo>(.get, "redirect/3"))
+    #expect(response.response.status == 200)
+    #expect(response.value.url?.hasSuffix("/get") == true)
+  }
+
+  @Test("/basic-auth accepts the right credentials")
+  func basicAuth() async throws {
+    let credentials = Data("courier:s3cret".utf8).base64EncodedString()
+    let echo = try await client.send(
+      Endpoint<Echo>(.get, "basic-auth/courier/s3cret").header(
+        .authorization, "Basic \(credentials)"))
+    #expect(echo.authenticated == true)
+  }
+
+  @Test("/bytes/{n} and /drip deliver exactly n bytes")
+  func bytes() async throws {
+    let bytes = try await client.send(Endpoint<Data>(.get, "bytes/4096"))
+    #expect(bytes.count == 4096)
+    let drip = try await client.send(
+      Endpoint<Data>(.get, "drip").query("numbytes", 64).query("duration", 1).query("delay", 0))
+    #expect(drip.count == 64)
+  }
+
+  @Test("/post echoes JSON, form, multipart and gzip bodies")
+  func postBodies() async throws {
+    struct Payload: Codable, Sendable, Equatable { let name: String; let count: Int }
+    let json = try await client.send(
+      Endpoint<Echo>(.post, "post").jsonBody(Payload(name: "李雷", count: 3)))
+    let decoded = try JSONDecoder().decode(Payload.self, from: Data((json.data ?? "").utf8))
+    #expect(decoded == Payload(name: "李雷", count: 3))
+
+    let form = try await client.send(
+      Endpoint<Echo>(.post, "post").formBody([("a", "1 2"), ("b", "&=")]))
+    #expect(form.form == ["a": "1 2", "b": "&="])
+
+    let multipart = try await client.send(
+      Endpoint<Echo>(.post, "post").multipartBody(
+        MultipartForm().field("note", "hello").file(
+          "upload", data: Data("file body".utf8), filename: "a.txt", contentType: "text/plain")))
+    #expect(multipart.form == ["note": "hello"])
+    #expect(multipart.files == ["upload": "file body"])
+
+    let original = Data(String(repeating: "compress me ", count: 200).utf8)
+    let gzip = try await client.send(
+      Endpoint<Echo>(.post, "post").body(original, contentType: "text/plain")
+        .compressRequestBody())
+    #expect(gzip.headers?["Content-Encoding"] == "gzip")
+    // httpbin does not decode request bodies: it echoes the bytes it got, in base64.
+    let prefix = "data:application/octet-stream;base64,"
+    let sent = try #require(
+      gzip.data.flatMap {
+        $0.hasPrefix(prefix) ? Data(base64Encoded: String($0.dropFirst(prefix.count))) : nil
+      })
+    #expect(try GzipDecompressor.decompress(sent, format: .gzip) == original)
+  }
+}
+
+/// Where the httpbin server is, from `COURIER_HTTPBIN_URL`.
+enum HTTPBin {
+  static let baseURL: URL? = ProcessInfo.processInfo.environment["COURIER_HTTPBIN_URL"]
+    .flatMap { URL(string: $0.hasSuffix("/") ? $0 : $0 + "/") }
+}
+
+/// The `CourierError` `body` throws, if any.
+func courierError(_ body: () async throws -> Void) async -> CourierError? {
+  do {
+    try await body()
+    return nil
+  } catch {
+    return error as? CourierError
+  }
+}
