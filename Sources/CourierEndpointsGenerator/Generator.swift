@@ -329,8 +329,7 @@ package struct Generator {
     case .custom(let code, let success, let message, let payload):
       let codes = success.map { literal -> String in
         switch literal {
-        case .number(let text):
-          Int(text) != nil ? text : "EnvelopeCode(number: \(Self.literal(text)))"
+        case .number(let text): text
         case .string(let text): Self.literal(text)
         case .bool(let value): value ? "true" : "false"
         }

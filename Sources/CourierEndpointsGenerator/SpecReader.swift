@@ -236,6 +236,8 @@ package struct SpecReader {
           guard
             let endpoint = self.endpoint(element, basePath: basePath, envelope: sharedEnvelope)
           else { continue }
+          // An invalid name was reported already; it cannot clash with anything.
+          guard !endpoint.name.isEmpty else { continue }
           let name = endpoint.name.joined(separator: ".")
           if let first = seen[name] {
             report(
@@ -282,7 +284,7 @@ package struct SpecReader {
   /// Reports a function and a namespace with the same name in one namespace.
   private mutating func checkNamespaceClashes(_ endpoints: [Spec.Endpoint]) {
     var namespaces: Set<[String]> = []
-    for endpoint in endpoints {
+    for endpoint in endpoints where endpoint.name.count > 1 {
       for length in 1..<endpoint.name.count { namespaces.insert(Array(endpoint.name[..<length])) }
     }
     for endpoint in endpoints where namespaces.contains(endpoint.name) {
@@ -315,7 +317,14 @@ package struct SpecReader {
         if case .array(let elements) = list.value.value, !elements.isEmpty {
           for element in elements {
             switch element.value {
-            case .number(let text): success.append(.number(text))
+            case .number(let text):
+              if Int(text) != nil {
+                success.append(.number(text))
+              } else {
+                report(
+                  "a numeric success code must be a whole number that fits in 64 bits; write "
+                    + "other codes as strings", at: element.location)
+              }
             case .string(let text): success.append(.string(text))
             case .bool(let value): success.append(.bool(value))
             default:
