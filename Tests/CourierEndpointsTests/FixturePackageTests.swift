@@ -112,7 +112,7 @@ struct FixturePackageTests {
     #expect(ran.status == 0)
     #expect(
       ran.output == """
-        GET https://api.example.test/v2/user/check/+86%20138?lang=zh&page_size=20 say "hi"
+        GET https://api.example.test/v2/user/check/%2B86%20138?lang=zh&page_size=20 say "hi"
         DELETE https://api.example.test/v2/users/7/devices/a%20b
 
         """)
