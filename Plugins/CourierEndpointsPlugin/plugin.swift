@@ -13,18 +13,41 @@ struct CourierEndpointsPlugin: BuildToolPlugin {
   /// One build command per spec of `target`.
   func createBuildCommands(context: PluginContext, target: any Target) async throws -> [Command] {
     guard let target = target as? SourceModuleTarget else { return [] }
-    let tool = try context.tool(named: "courier-endpoints")
-    return target.sourceFiles(withSuffix: ".endpoints.json").map { file in
-      let name = file.url.lastPathComponent
+    return Self.commands(
+      specs: target.sourceFiles(withSuffix: ".endpoints.json").map(\.url),
+      tool: try context.tool(named: "courier-endpoints").url,
+      workDirectory: context.pluginWorkDirectoryURL)
+  }
+
+  /// A command per spec: `courier-endpoints SPEC --output WORK/<name>.endpoints.swift`.
+  static func commands(specs: [URL], tool: URL, workDirectory: URL) -> [Command] {
+    specs.map { spec in
+      let name = spec.lastPathComponent
       let base = String(name.dropLast(".endpoints.json".count))
-      let output = context.pluginWorkDirectoryURL.appending(path: "\(base).endpoints.swift")
+      let output = workDirectory.appending(path: "\(base).endpoints.swift")
       return .buildCommand(
         displayName: "Generating Courier endpoints from \(name)",
-        executable: tool.url,
-        arguments: [file.url.path, "--output", output.path],
-        inputFiles: [file.url],
+        executable: tool,
+        arguments: [spec.path, "--output", output.path],
+        inputFiles: [spec],
         outputFiles: [output]
       )
     }
   }
 }
+
+#if canImport(XcodeProjectPlugin)
+  import XcodeProjectPlugin
+
+  extension CourierEndpointsPlugin: XcodeBuildToolPlugin {
+    /// The same commands for a target of an Xcode project.
+    func createBuildCommands(context: XcodePluginContext, target: XcodeTarget) throws -> [Command] {
+      Self.commands(
+        specs: target.inputFiles.map(\.url).filter {
+          $0.lastPathComponent.hasSuffix(".endpoints.json")
+        },
+        tool: try context.tool(named: "courier-endpoints").url,
+        workDirectory: context.pluginWorkDirectoryURL)
+    }
+  }
+#endif
