@@ -19,11 +19,17 @@ struct CourierEndpointsPlugin: BuildToolPlugin {
       workDirectory: context.pluginWorkDirectoryURL)
   }
 
-  /// A command per spec: `courier-endpoints SPEC --output WORK/<name>.endpoints.swift`.
+  /// A command per spec: `courier-endpoints SPEC --output WORK/<name>.endpoints.swift`. Two
+  /// specs of the same name in different folders get their folder's name in front
+  /// (`Admin_API.endpoints.swift`), since one module cannot compile two files of one name.
   static func commands(specs: [URL], tool: URL, workDirectory: URL) -> [Command] {
-    specs.map { spec in
+    let names = specs.map(\.lastPathComponent)
+    return specs.map { spec in
       let name = spec.lastPathComponent
-      let base = String(name.dropLast(".endpoints.json".count))
+      var base = String(name.dropLast(".endpoints.json".count))
+      if names.filter({ $0 == name }).count > 1 {
+        base = spec.deletingLastPathComponent().lastPathComponent + "_" + base
+      }
       let output = workDirectory.appending(path: "\(base).endpoints.swift")
       return .buildCommand(
         displayName: "Generating Courier endpoints from \(name)",
