@@ -24,7 +24,10 @@ let package = Package(
     .library(name: "CourierTesting", targets: ["CourierTesting"]),
     .executable(name: "weather-demo", targets: ["WeatherDemo"]),
     .executable(name: "quick-start", targets: ["QuickStart"]),
+    .executable(name: "generated-client", targets: ["GeneratedClient"]),
     .executable(name: "courier-bench", targets: ["CourierBench"]),
+    .executable(name: "courier-endpoints", targets: ["courier-endpoints"]),
+    .plugin(name: "CourierEndpointsPlugin", targets: ["CourierEndpointsPlugin"]),
   ],
 
   // MARK: - Library targets
@@ -64,6 +67,21 @@ let package = Package(
       swiftSettings: strictSettings
     ),
 
+    // MARK: - Plugins and their tools
+
+    // Reads `*.endpoints.json` specs (with line and column of every key) and writes Swift.
+    .target(name: "CourierEndpointsGenerator", swiftSettings: strictSettings),
+    .executableTarget(
+      name: "courier-endpoints",
+      dependencies: ["CourierEndpointsGenerator"],
+      swiftSettings: strictSettings
+    ),
+    .plugin(
+      name: "CourierEndpointsPlugin",
+      capability: .buildTool(),
+      dependencies: ["courier-endpoints"]
+    ),
+
     // MARK: - Examples and benchmarks
 
     .executableTarget(
@@ -76,6 +94,37 @@ let package = Package(
       name: "QuickStart",
       dependencies: ["Courier", "CourierTesting"],
       path: "Examples/QuickStart",
+      swiftSettings: strictSettings
+    ),
+    .executableTarget(
+      name: "GeneratedClient",
+      dependencies: ["Courier", "CourierTesting"],
+      path: "Examples/GeneratedClient",
+      swiftSettings: strictSettings,
+      plugins: ["CourierEndpointsPlugin"]
+    ),
+    .target(
+      name: "SigningMiddleware",
+      dependencies: ["CourierCore"],
+      path: "Examples/SigningMiddleware/Sources",
+      swiftSettings: strictSettings
+    ),
+    .testTarget(
+      name: "SigningMiddlewareTests",
+      dependencies: ["SigningMiddleware", "CourierCore", "CourierTesting"],
+      path: "Examples/SigningMiddleware/Tests",
+      swiftSettings: strictSettings
+    ),
+    .target(
+      name: "TestingWithStubs",
+      dependencies: ["Courier"],
+      path: "Examples/TestingWithStubs/Sources",
+      swiftSettings: strictSettings
+    ),
+    .testTarget(
+      name: "TestingWithStubsTests",
+      dependencies: ["TestingWithStubs", "Courier", "CourierTesting"],
+      path: "Examples/TestingWithStubs/Tests",
       swiftSettings: strictSettings
     ),
     .target(name: "CAllocationCounter", path: "Benchmarks/CAllocationCounter"),
@@ -111,6 +160,12 @@ let package = Package(
     .testTarget(
       name: "CourierInteropTests",
       dependencies: ["Courier"],
+      swiftSettings: strictSettings
+    ),
+    .testTarget(
+      name: "CourierEndpointsTests",
+      dependencies: ["CourierEndpointsGenerator", "courier-endpoints"],
+      exclude: ["Fixtures"],
       swiftSettings: strictSettings
     ),
     .testTarget(

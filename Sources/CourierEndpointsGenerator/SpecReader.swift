@@ -1,0 +1,694 @@
+/// Reads and checks an endpoints spec, collecting every problem as a ``Diagnostic`` with the
+/// line and column it was written at.
+package struct SpecReader {
+  /// The spec version this tool reads.
+  package static let supportedVersion = 1
+
+  /// The methods an endpoint may use.
+  package static let methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+
+  static let specKeys = [
+    "version", "namespace", "access", "imports", "doc", "groups", "basePath", "headers",
+    "envelope", "endpoints",
+  ]
+  static let endpointKeys = [
+    "name", "doc", "method", "path", "parameters", "query", "headers", "body", "response",
+    "decodeAt", "envelope", "retry", "retryable", "timeout", "deadline",
+  ]
+  static let parameterKeys = ["name", "label", "type", "optional", "doc"]
+  static let bodyKeys = ["encoding", "type", "contentType", "label", "doc"]
+  static let envelopeKeys = ["code", "success", "message", "payload"]
+  static let retryKeys = ["maximumAttempts", "baseDelay", "multiplier", "maximumDelay"]
+
+  private var diagnostics: [Diagnostic] = []
+
+  /// Parses and checks `bytes`.
+  ///
+  /// - Throws: Every problem found, in the order they occur in the file.
+  package static func read(_ bytes: [UInt8]) throws(Diagnostics) -> Spec {
+    let root: JSONNode
+    do {
+      root = try JSONParser.parse(bytes)
+    } catch {
+      throw Diagnostics(all: [error])
+    }
+    var reader = SpecReader()
+    let spec = reader.spec(root)
+    if let spec, reader.diagnostics.isEmpty { return spec }
+    let sorted = reader.diagnostics.sorted {
+      ($0.location.line, $0.location.column) < ($1.location.line, $1.location.column)
+    }
+    throw Diagnostics(all: sorted)
+  }
+
+  private mutating func report(_ message: String, at location: SourceLocation) {
+    diagnostics.append(Diagnostic(message, at: location))
+  }
+
+  // MARK: - Objects and values
+
+  /// The members of an object node, after reporting keys outside `allowed`.
+  private mutating func members(
+    _ node: JSONNode, of what: String, allowed: [String]
+  ) -> [String: JSONNode.Member]? {
+    guard case .object(let members) = node.value else {
+      report("\(what) must be an object, found \(node.kindName)", at: node.location)
+      return nil
+    }
+    var result: [String: JSONNode.Member] = [:]
+    for member in members {
+      if allowed.contains(member.key) {
+        result[member.key] = member
+      } else {
+        report(
+          "unknown key '\(member.key)' in \(what); expected one of: "
+            + allowed.joined(separator: ", "),
+          at: member.keyLocation)
+      }
+    }
+    return result
+  }
+
+  private mutating func string(_ member: JSONNode.Member?) -> String? {
+    guard let member else { return nil }
+    guard case .string(let text) = member.value.value else {
+      report(
+        "'\(member.key)' must be a string, found \(member.value.kindName)",
+        at: member.value.location)
+      return nil
+    }
+    return text
+  }
+
+  private mutating func required(
+    _ key: String, in members: [String: JSONNode.Member], of what: String,
+    at location: SourceLocation
+  ) -> JSONNode.Member? {
+    guard let member = members[key] else {
+      report("missing key '\(key)' in \(what)", at: location)
+      return nil
+    }
+    return member
+  }
+
+  private mutating func bool(_ member: JSONNode.Member?) -> Bool? {
+    guard let member else { return nil }
+    guard case .bool(let value) = member.value.value else {
+      report(
+        "'\(member.key)' must be true or false, found \(member.value.kindName)",
+        at: member.value.location)
+      return nil
+    }
+    return value
+  }
+
+  /// A positive number of seconds, in whole milliseconds.
+  private mutating func seconds(_ member: JSONNode.Member?) -> Spec.Milliseconds? {
+    guard let member else { return nil }
+    guard case .number(let text) = member.value.value, let seconds = Double(text) else {
+      report(
+        "'\(member.key)' must be a number of seconds, found \(member.value.kindName)",
+        at: member.value.location)
+      return nil
+    }
+    let milliseconds = (seconds * 1000).rounded()
+    guard seconds > 0, milliseconds >= 1, milliseconds <= 86_400_000,
+      abs(milliseconds - seconds * 1000) < 1e-6
+    else {
+      report(
+        "'\(member.key)' must be between 0.001 and 86400 seconds, in whole milliseconds",
+        at: member.value.location)
+      return nil
+    }
+    return Int(milliseconds)
+  }
+
+  private mutating func headers(_ member: JSONNode.Member?) -> [Spec.Header] {
+    guard let member else { return [] }
+    guard case .object(let fields) = member.value.value else {
+      report(
+        "'headers' must be an object of names and values, found \(member.value.kindName)",
+        at: member.value.location)
+      return []
+    }
+    var headers: [Spec.Header] = []
+    for field in fields {
+      let tokenCharacters = "!#$%&'*+-.^_`|~"
+      let isToken =
+        !field.key.isEmpty
+        && field.key.unicodeScalars.allSatisfy {
+          $0.isASCII
+            && ($0.properties.isAlphabetic || ("0"..."9").contains($0)
+              || tokenCharacters.unicodeScalars.contains($0))
+        }
+      if !isToken {
+        report("header name '\(field.key)' is not a valid field name", at: field.keyLocation)
+      }
+      guard let value = string(field) else { continue }
+      if value.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7F })
+      {
+        report(
+          "header '\(field.key)' has a control character in its value", at: field.value.location)
+      }
+      headers.append(Spec.Header(name: field.key, value: value))
+    }
+    return headers
+  }
+
+  // MARK: - The spec
+
+  private mutating func spec(_ root: JSONNode) -> Spec? {
+    guard let top = members(root, of: "the spec", allowed: Self.specKeys) else { return nil }
+    var version = Self.supportedVersion
+    if let member = required("version", in: top, of: "the spec", at: root.location) {
+      if case .number(let text) = member.value.value, let number = Int(text) {
+        version = number
+        if number != Self.supportedVersion {
+          report(
+            "unsupported spec version \(number); this courier-endpoints reads version "
+              + "\(Self.supportedVersion)",
+            at: member.value.location)
+        }
+      } else {
+        report("'version' must be the number 1", at: member.value.location)
+      }
+    }
+    var namespace = "API"
+    if let member = top["namespace"], let name = string(member) {
+      if SwiftNames.isUpperCamel(name) {
+        namespace = name
+      } else {
+        report(
+          "namespace '\(name)' must be a Swift type name in upper camel case (such as API)",
+          at: member.value.location)
+      }
+    }
+    var access = "internal"
+    if let member = top["access"], let value = string(member) {
+      if ["internal", "package", "public"].contains(value) {
+        access = value
+      } else {
+        report(
+          "access must be internal, package or public, found '\(value)'",
+          at: member.value.location)
+      }
+    }
+    var imports = ["Courier"]
+    if let member = top["imports"] {
+      imports = stringArray(member, what: "module name") { SwiftNames.isIdentifier($0) }
+    }
+    var groups: [String: String] = [:]
+    if let member = top["groups"] {
+      if case .object(let entries) = member.value.value {
+        for entry in entries {
+          let path = entry.key.split(separator: ".", omittingEmptySubsequences: false)
+          if path.isEmpty || !path.allSatisfy({ SwiftNames.isUpperCamel(String($0)) }) {
+            report(
+              "group '\(entry.key)' must be a dotted path of namespaces in upper camel case",
+              at: entry.keyLocation)
+          }
+          if let doc = string(entry) { groups[entry.key] = doc }
+        }
+      } else {
+        report(
+          "'groups' must be an object of namespace paths and docs, found "
+            + member.value.kindName, at: member.value.location)
+      }
+    }
+    var basePath: String?
+    if let member = top["basePath"], let value = string(member) {
+      if value.contains("{") || value.contains("}") || value.contains("?")
+        || value.contains("#")
+      {
+        report(
+          "basePath cannot hold parameters, a query or a fragment", at: member.value.location)
+      }
+      basePath = value
+    }
+    let headers = headers(top["headers"])
+    var sharedEnvelope: Spec.Envelope?
+    if let member = top["envelope"] { sharedEnvelope = envelope(member) }
+    var endpoints: [Spec.Endpoint] = []
+    if let member = required("endpoints", in: top, of: "the spec", at: root.location) {
+      if case .array(let elements) = member.value.value {
+        var seen: [String: SourceLocation] = [:]
+        for element in elements {
+          guard
+            let endpoint = self.endpoint(element, basePath: basePath, envelope: sharedEnvelope)
+          else { continue }
+          // An invalid name was reported already; it cannot clash with anything.
+          guard !endpoint.name.isEmpty else { continue }
+          let name = endpoint.name.joined(separator: ".")
+          if let first = seen[name] {
+            report(
+              "duplicate endpoint name '\(name)' (first declared at line \(first.line))",
+              at: endpoint.location)
+          } else {
+            seen[name] = endpoint.location
+            endpoints.append(endpoint)
+          }
+        }
+        checkNamespaceClashes(endpoints)
+      } else {
+        report(
+          "'endpoints' must be an array of endpoint objects, found \(member.value.kindName)",
+          at: member.value.location)
+      }
+    }
+    return Spec(
+      version: version, namespace: namespace, access: access, imports: imports,
+      doc: string(top["doc"]), groups: groups, basePath: basePath,
+      headers: headers, envelope: sharedEnvelope, endpoints: endpoints)
+  }
+
+  private mutating func stringArray(
+    _ member: JSONNode.Member, what: String, isValid: (String) -> Bool
+  ) -> [String] {
+    guard case .array(let elements) = member.value.value else {
+      report(
+        "'\(member.key)' must be an array of strings, found \(member.value.kindName)",
+        at: member.value.location)
+      return []
+    }
+    var result: [String] = []
+    for element in elements {
+      guard case .string(let text) = element.value, isValid(text) else {
+        report("'\(member.key)' must hold \(what)s", at: element.location)
+        continue
+      }
+      result.append(text)
+    }
+    return result
+  }
+
+  /// Reports a function and a namespace with the same name in one namespace.
+  private mutating func checkNamespaceClashes(_ endpoints: [Spec.Endpoint]) {
+    var namespaces: Set<[String]> = []
+    for endpoint in endpoints where endpoint.name.count > 1 {
+      for length in 1..<endpoint.name.count { namespaces.insert(Array(endpoint.name[..<length])) }
+    }
+    for endpoint in endpoints where namespaces.contains(endpoint.name) {
+      report(
+        "endpoint '\(endpoint.name.joined(separator: "."))' has the name of a namespace",
+        at: endpoint.location)
+    }
+  }
+
+  // MARK: - Envelope and retry
+
+  private mutating func envelope(_ member: JSONNode.Member) -> Spec.Envelope? {
+    switch member.value.value {
+    case .string("codeZero"): return .codeZero
+    case .string("statusOK"): return .statusOK
+    case .string("none"), .null: return Spec.Envelope.none
+    case .string(let other):
+      report(
+        "unknown envelope '\(other)'; expected codeZero, statusOK, none or an object with "
+          + "code, success, message and payload",
+        at: member.value.location)
+      return nil
+    case .object:
+      guard let fields = members(member.value, of: "an envelope", allowed: Self.envelopeKeys),
+        let codeMember = required("code", in: fields, of: "an envelope", at: member.value.location),
+        let code = string(codeMember)
+      else { return nil }
+      var success: [Spec.Literal] = []
+      if let list = required("success", in: fields, of: "an envelope", at: member.value.location) {
+        if case .array(let elements) = list.value.value, !elements.isEmpty {
+          for element in elements {
+            switch element.value {
+            case .number(let text):
+              if Int(text) != nil {
+                success.append(.number(text))
+              } else {
+                report(
+                  "a numeric success code must be a whole number that fits in 64 bits; write "
+                    + "other codes as strings", at: element.location)
+              }
+            case .string(let text): success.append(.string(text))
+            case .bool(let value): success.append(.bool(value))
+            default:
+              report("a success code must be a number, a string or a boolean", at: element.location)
+            }
+          }
+        } else {
+          report("'success' must be a non-empty array of codes", at: list.value.location)
+        }
+      }
+      var message: [String] = []
+      if let field = fields["message"] {
+        if case .string(let text) = field.value.value {
+          message = [text]
+        } else {
+          message = stringArray(field, what: "key path") { !$0.isEmpty }
+        }
+      }
+      var payload: String?
+      if let field = fields["payload"], case .null = field.value.value {
+        payload = nil
+      } else {
+        payload = string(fields["payload"])
+      }
+      return .custom(code: code, success: success, message: message, payload: payload)
+    default:
+      report(
+        "'envelope' must be codeZero, statusOK, none or an object, found "
+          + member.value.kindName, at: member.value.location)
+      return nil
+    }
+  }
+
+  private mutating func retry(_ member: JSONNode.Member) -> Spec.Retry? {
+    switch member.value.value {
+    case .string("disabled"): return .disabled
+    case .string("standard"): return .standard
+    case .object:
+      guard let fields = members(member.value, of: "a retry policy", allowed: Self.retryKeys)
+      else { return nil }
+      var attempts: Int?
+      if let field = fields["maximumAttempts"] {
+        if case .number(let text) = field.value.value, let count = Int(text),
+          (1...100).contains(count)
+        {
+          attempts = count
+        } else {
+          report("'maximumAttempts' must be a whole number from 1 to 100", at: field.value.location)
+        }
+      }
+      var multiplier: String?
+      if let field = fields["multiplier"] {
+        if case .number(let text) = field.value.value, let value = Double(text), value >= 1,
+          value <= 100
+        {
+          multiplier = text
+        } else {
+          report("'multiplier' must be a number from 1 to 100", at: field.value.location)
+        }
+      }
+      return .policy(
+        maximumAttempts: attempts, baseDelay: seconds(fields["baseDelay"]),
+        multiplier: multiplier, maximumDelay: seconds(fields["maximumDelay"]))
+    default:
+      report(
+        "'retry' must be \"disabled\", \"standard\" or an object with "
+          + Self.retryKeys.joined(separator: ", "),
+        at: member.value.location)
+      return nil
+    }
+  }
+
+  // MARK: - Endpoints
+
+  private mutating func endpoint(
+    _ node: JSONNode, basePath: String?, envelope: Spec.Envelope?
+  ) -> Spec.Endpoint? {
+    guard let fields = members(node, of: "an endpoint", allowed: Self.endpointKeys) else {
+      return nil
+    }
+    let what =
+      fields["name"].flatMap { member -> String? in
+        if case .string(let name) = member.value.value { return "endpoint '\(name)'" }
+        return nil
+      } ?? "an endpoint"
+
+    var name: [String] = []
+    if let member = required("name", in: fields, of: what, at: node.location),
+      let text = string(member)
+    {
+      let parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+      let namespacesValid = parts.dropLast().allSatisfy(SwiftNames.isUpperCamel)
+      if let last = parts.last, SwiftNames.isLowerCamel(last), namespacesValid {
+        name = parts
+      } else {
+        report(
+          "endpoint name '\(text)' must be a function name in lower camel case, after any "
+            + "namespaces in upper camel case (such as User.check)",
+          at: member.value.location)
+      }
+    }
+
+    var method = "GET"
+    if let member = required("method", in: fields, of: what, at: node.location),
+      let text = string(member)
+    {
+      if Self.methods.contains(text) {
+        method = text
+      } else {
+        let hint = Self.methods.contains(text.uppercased()) ? " (methods are upper case)" : ""
+        report(
+          "invalid method '\(text)'\(hint); expected one of "
+            + Self.methods.joined(separator: ", "),
+          at: member.value.location)
+      }
+    }
+
+    let parameters = parameterList(fields["parameters"], inPath: true)
+    let query = parameterList(fields["query"], inPath: false)
+
+    var path = ""
+    var fullPath = ""
+    if let member = required("path", in: fields, of: what, at: node.location),
+      let text = string(member)
+    {
+      path = text
+      checkPath(member.value, text, parameters: parameters)
+      let isAbsolute = text.hasPrefix("http://") || text.hasPrefix("https://")
+      if let basePath, !basePath.isEmpty, !isAbsolute {
+        let base = basePath.hasSuffix("/") ? String(basePath.dropLast()) : basePath
+        fullPath = base + "/" + (text.hasPrefix("/") ? String(text.dropFirst()) : text)
+      } else {
+        fullPath = text
+      }
+    }
+
+    var labels: [String: SourceLocation] = [:]
+    for parameter in parameters + query {
+      if let first = labels[parameter.label] {
+        report(
+          "two arguments are named '\(parameter.label)' (the other is at line \(first.line)); "
+            + "give one a 'label'",
+          at: parameter.location)
+      }
+      labels[parameter.label] = parameter.location
+    }
+
+    var body: Spec.Body?
+    if let member = fields["body"] {
+      body = self.body(member)
+      if let body, let first = labels[body.label] {
+        report(
+          "the body's argument '\(body.label)' has the name of a parameter (line \(first.line)); "
+            + "give the body a 'label'",
+          at: member.value.location)
+      }
+      if body != nil, method == "GET" || method == "HEAD" {
+        report("a \(method) endpoint cannot have a body", at: member.keyLocation)
+      }
+    }
+
+    var response = "Void"
+    if let member = required("response", in: fields, of: what, at: node.location),
+      let text = string(member)
+    {
+      if SwiftNames.isTypeName(text) {
+        response = text.trimmingSpaces
+      } else {
+        report("response '\(text)' is not a Swift type name", at: member.value.location)
+      }
+    }
+
+    var decodeAt: String?
+    if let member = fields["decodeAt"], let text = string(member) {
+      if ["Void", "Data", "String"].contains(response) || text.isEmpty {
+        report(
+          "'decodeAt' needs a Decodable response type and a key path such as \"result.items\"",
+          at: member.value.location)
+      }
+      decodeAt = text
+    }
+
+    var retry: Spec.Retry?
+    if let member = fields["retry"] { retry = self.retry(member) }
+    var endpointEnvelope = envelope
+    if let member = fields["envelope"] { endpointEnvelope = self.envelope(member) }
+
+    return Spec.Endpoint(
+      name: name, doc: string(fields["doc"]), method: method, path: path, fullPath: fullPath,
+      parameters: parameters, query: query, headers: headers(fields["headers"]), body: body,
+      response: response, decodeAt: decodeAt, envelope: endpointEnvelope, retry: retry,
+      retryable: bool(fields["retryable"]) ?? false, timeout: seconds(fields["timeout"]),
+      deadline: seconds(fields["deadline"]), location: node.location)
+  }
+
+  /// Checks the `{name}` parts of a path against the declared path parameters.
+  private mutating func checkPath(
+    _ node: JSONNode, _ path: String, parameters: [Spec.Parameter]
+  ) {
+    /// Where byte `offset` of the string is, when it was written without escapes.
+    func location(atByte offset: Int) -> SourceLocation {
+      guard let start = node.plainStringStart else { return node.location }
+      return SourceLocation(line: start.line, column: start.column + offset)
+    }
+    if path.contains("?") || path.contains("#") {
+      report(
+        "path '\(path)' holds a query or fragment; declare query items in 'query'",
+        at: node.location)
+    }
+    let bytes = Array(path.utf8)
+    var used: Set<String> = []
+    var index = 0
+    while index < bytes.count {
+      if bytes[index] == UInt8(ascii: "}") {
+        report("unmatched '}' in path '\(path)'", at: location(atByte: index))
+        index += 1
+        continue
+      }
+      guard bytes[index] == UInt8(ascii: "{") else {
+        index += 1
+        continue
+      }
+      guard let close = bytes[index...].firstIndex(of: UInt8(ascii: "}")) else {
+        report("unclosed '{' in path '\(path)'", at: location(atByte: index))
+        return
+      }
+      let name = String(decoding: bytes[(index + 1)..<close], as: UTF8.self)
+      if name.isEmpty || name.contains("{") {
+        report("'{\(name)}' in path '\(path)' is not a parameter name", at: location(atByte: index))
+      } else if parameters.contains(where: { $0.name == name }) {
+        used.insert(name)
+      } else {
+        report(
+          "path parameter '{\(name)}' is not declared in 'parameters'", at: location(atByte: index))
+      }
+      index = close + 1
+    }
+    for parameter in parameters where !used.contains(parameter.name) {
+      report(
+        "parameter '\(parameter.name)' is declared but the path '\(path)' never uses it "
+          + "(write {\(parameter.name)} in the path, or remove the parameter)",
+        at: parameter.location)
+    }
+  }
+
+  private mutating func parameterList(_ member: JSONNode.Member?, inPath: Bool) -> [Spec.Parameter]
+  {
+    guard let member else { return [] }
+    guard case .array(let elements) = member.value.value else {
+      report(
+        "'\(member.key)' must be an array of parameter objects, found \(member.value.kindName)",
+        at: member.value.location)
+      return []
+    }
+    let what = inPath ? "a path parameter" : "a query parameter"
+    var result: [Spec.Parameter] = []
+    var seen: [String: SourceLocation] = [:]
+    for element in elements {
+      guard let fields = members(element, of: what, allowed: Self.parameterKeys),
+        let nameMember = required("name", in: fields, of: what, at: element.location),
+        let name = string(nameMember)
+      else { continue }
+      let location = nameMember.value.location
+      if let first = seen[name] {
+        report(
+          "\(what) '\(name)' is declared twice (first at line \(first.line))", at: location)
+        continue
+      }
+      seen[name] = location
+      if name.isEmpty {
+        report("\(what) needs a non-empty name", at: location)
+        continue
+      }
+      var label = SwiftNames.lowerCamel(from: name)
+      if let labelMember = fields["label"], let text = string(labelMember) {
+        if SwiftNames.isLowerCamel(text) {
+          label = text
+        } else {
+          report(
+            "label '\(text)' must be a Swift name in lower camel case",
+            at: labelMember.value.location)
+          continue
+        }
+      }
+      guard let label else {
+        report(
+          "'\(name)' is not a Swift name; add a 'label' such as \"value\" for its argument",
+          at: location)
+        continue
+      }
+      var type = "String"
+      if let typeMember = fields["type"], let text = string(typeMember) {
+        if SwiftNames.isTypeName(text) && !text.hasSuffix("?") {
+          type = text.trimmingSpaces
+        } else {
+          report(
+            "type '\(text)' is not a Swift type name (write optional: true instead of '?')",
+            at: typeMember.value.location)
+        }
+      }
+      let optional = bool(fields["optional"]) ?? false
+      if optional && inPath, let optionalMember = fields["optional"] {
+        report("a path parameter cannot be optional", at: optionalMember.value.location)
+      }
+      result.append(
+        Spec.Parameter(
+          name: name, label: label, type: type, optional: optional,
+          doc: string(fields["doc"]), location: location))
+    }
+    return result
+  }
+
+  private mutating func body(_ member: JSONNode.Member) -> Spec.Body? {
+    guard let fields = members(member.value, of: "a body", allowed: Self.bodyKeys) else {
+      return nil
+    }
+    var encoding = Spec.BodyEncoding.json
+    if let field = fields["encoding"], let text = string(field) {
+      if let value = Spec.BodyEncoding(rawValue: text) {
+        encoding = value
+      } else {
+        report(
+          "unknown body encoding '\(text)'; expected json, data or multipart",
+          at: field.value.location)
+      }
+    }
+    var type: String?
+    if let field = fields["type"], let text = string(field) {
+      if encoding != .json {
+        report(
+          "'type' is for json bodies; a \(encoding) body's type is fixed", at: field.keyLocation)
+      } else if SwiftNames.isTypeName(text) {
+        type = text.trimmingSpaces
+      } else {
+        report("type '\(text)' is not a Swift type name", at: field.value.location)
+      }
+    } else if encoding == .json {
+      report("a json body needs a 'type' (an Encodable type)", at: member.value.location)
+    }
+    let contentType = string(fields["contentType"])
+    if encoding == .data && contentType == nil {
+      report("a data body needs a 'contentType'", at: member.value.location)
+    }
+    if encoding != .data, let field = fields["contentType"] {
+      report("'contentType' is for data bodies only", at: field.keyLocation)
+    }
+    var label = encoding == .multipart ? "form" : "body"
+    if let field = fields["label"], let text = string(field) {
+      if SwiftNames.isLowerCamel(text) {
+        label = text
+      } else {
+        report("label '\(text)' must be a Swift name in lower camel case", at: field.value.location)
+      }
+    }
+    return Spec.Body(
+      encoding: encoding, type: type, contentType: contentType, label: label,
+      doc: string(fields["doc"]))
+  }
+}
+
+extension String {
+  /// The text without leading and trailing spaces.
+  var trimmingSpaces: String {
+    let scalars = unicodeScalars.drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " })
+    return String(String.UnicodeScalarView(scalars.reversed()))
+  }
+}

@@ -1,0 +1,84 @@
+import Foundation
+
+/// The `courier-endpoints` command line: `courier-endpoints SPEC [--output FILE]`.
+///
+/// Problems in the spec go to standard error as `SPEC:line:column: error: message`, the form
+/// Xcode and SwiftPM show on the spec's line, and the exit status is 1. With no `--output`,
+/// the Swift source goes to standard output.
+package enum Tool {
+  /// The help text.
+  package static let usage = """
+    usage: courier-endpoints SPEC.endpoints.json [--output FILE.swift]
+
+    Generates typed Courier endpoints from a spec (see the README, "Generated endpoints").
+    Without --output the Swift source is written to standard output.
+    """
+
+  /// Runs the tool with `arguments` (without the program name).
+  ///
+  /// - Returns: The exit status: 0 on success, 1 for a bad spec, 2 for bad arguments.
+  package static func run(
+    _ arguments: [String], standardError: (String) -> Void, standardOutput: (String) -> Void
+  ) -> Int32 {
+    var specPath: String?
+    var outputPath: String?
+    var remaining = arguments[...]
+    while let argument = remaining.popFirst() {
+      switch argument {
+      case "-h", "--help":
+        standardOutput(usage + "\n")
+        return 0
+      case "-o", "--output":
+        guard let path = remaining.popFirst() else {
+          standardError("courier-endpoints: error: \(argument) needs a file path\n\(usage)\n")
+          return 2
+        }
+        outputPath = path
+      default:
+        if argument.hasPrefix("-") || specPath != nil {
+          standardError("courier-endpoints: error: unexpected argument '\(argument)'\n\(usage)\n")
+          return 2
+        }
+        specPath = argument
+      }
+    }
+    guard let specPath else {
+      standardError("courier-endpoints: error: no spec file given\n\(usage)\n")
+      return 2
+    }
+    let bytes: [UInt8]
+    do {
+      bytes = Array(try Data(contentsOf: URL(fileURLWithPath: specPath)))
+    } catch {
+      standardError(
+        "courier-endpoints: error: cannot read \(specPath): \(error.localizedDescription)\n")
+      return 1
+    }
+    let spec: Spec
+    do {
+      spec = try SpecReader.read(bytes)
+    } catch {
+      for diagnostic in error.all {
+        standardError(diagnostic.formatted(file: specPath) + "\n")
+      }
+      return 1
+    }
+    let name = URL(fileURLWithPath: specPath).lastPathComponent
+    let source = Generator.generate(spec, specFileName: name)
+    guard let outputPath else {
+      standardOutput(source)
+      return 0
+    }
+    do {
+      let url = URL(fileURLWithPath: outputPath)
+      try FileManager.default.createDirectory(
+        at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+      try Data(source.utf8).write(to: url, options: .atomic)
+    } catch {
+      standardError(
+        "courier-endpoints: error: cannot write \(outputPath): \(error.localizedDescription)\n")
+      return 1
+    }
+    return 0
+  }
+}
