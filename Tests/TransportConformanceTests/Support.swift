@@ -113,19 +113,17 @@ extension AsyncStream {
   }
 }
 
-/// Client-side TCP connections of this process to `port` that are established, from
-/// /proc/net/tcp and tcp6 (state 01; the remote port is the third field's suffix).
-func establishedConnections(toPort port: Int) -> Int {
-  let suffix = ":" + String(format: "%04X", port)
-  var count = 0
-  for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-    guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
-    for line in text.split(separator: "\n").dropFirst() {
-      let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-      if fields.count > 3, fields[2].hasSuffix(suffix), fields[3] == "01" { count += 1 }
-    }
-  }
-  return count
+/// How many sockets this process has open (/proc/self/fd entries that are `socket:[…]`).
+///
+/// Counted instead of reading /proc/net/tcp, which some sandboxes (gVisor) fill with listening
+/// sockets only.
+func openSockets() -> Int {
+  let manager = FileManager.default
+  let entries = (try? manager.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+  return entries.filter { entry in
+    (try? manager.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(entry)"))?
+      .hasPrefix("socket:") == true
+  }.count
 }
 
 /// The number of open descriptors and of threads of this process.
