@@ -16,7 +16,8 @@ extension CurlTransport {
     /// The most connections open to one host (`CURLMOPT_MAX_HOST_CONNECTIONS`); requests beyond
     /// it wait inside libcurl for a connection to come free. Default 8, as AsyncHTTPClient's
     /// HTTP/1.1 pool: enough to keep a loopback or LAN service busy without flooding a remote
-    /// one (URLSession's default is 6).
+    /// one (URLSession's default is 6). Idle keep-alive connections are kept up to 4× this
+    /// number over all hosts, at least 64 (`CURLMOPT_MAXCONNECTS`).
     public var maximumConnectionsPerHost: Int
     /// The longest a connection (DNS, TCP and TLS) may take (`CURLOPT_CONNECTTIMEOUT_MS`).
     /// Default 10 s: libcurl's own 300 s would outlast any request deadline.
@@ -57,6 +58,9 @@ extension CurlTransport {
       self.httpVersion = httpVersion
       self.tls = tls
     }
+
+    /// The fewest idle connections kept over all hosts.
+    static let minimumIdleConnections = 64
 
     /// HTTP/1.1, 8 connections per host, 10 s to connect, 60 s idle limit, 32 MiB response
     /// bodies, no content decoding, the system's trust store.

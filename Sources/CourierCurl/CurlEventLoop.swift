@@ -105,8 +105,13 @@ final class CurlEventLoop: Sendable {
     if curlGlobalInitResult != 0 {
       state.startupFailure = "curl_global_init failed with \(curlGlobalInitResult)"
     } else if let multi = curl_multi_init() {
+      let perHost = max(1, configuration.maximumConnectionsPerHost)
+      _ = courier_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, perHost)
+      // libcurl's own cache size is 4× the transfers in flight *now*: between bursts it
+      // shrinks and closes idle connections, which then have to be opened again.
       _ = courier_curl_multi_setopt_long(
-        multi, CURLMOPT_MAX_HOST_CONNECTIONS, max(1, configuration.maximumConnectionsPerHost))
+        multi, CURLMOPT_MAXCONNECTS,
+        max(CurlTransport.Configuration.minimumIdleConnections, 4 * perHost))
       state.multi = Int(bitPattern: multi)
     } else {
       state.startupFailure = "curl_multi_init failed"
