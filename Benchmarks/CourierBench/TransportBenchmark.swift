@@ -34,6 +34,15 @@ enum TransportBenchmark {
     ]
     let server = try BenchServer.start(rows: rowNames.count, body: EndToEndBenchmark.body)
     defer { server.stop() }
+    if let only = ProcessInfo.processInfo.environment["COURIER_BENCH_TRANSPORT_ROW"],
+      let index = Int(only), rowNames.indices.contains(index)
+    {
+      // One row alone, sequentially, for profiling it with perf.
+      let rows = makeRows(rowNames, server: server, connections: nil)
+      for _ in 0..<(sequentialRounds * 20) { try await rows.rows[index].send() }
+      rows.shutdown()
+      return
+    }
     print("### Transports: GET + decode of a \(EndToEndBenchmark.body.utf8.count)-byte JSON body\n")
     print("Server: \(server.description)\n")
     for (title, concurrency, rounds) in [
