@@ -14,7 +14,7 @@ private let curlGlobalInitResult = Int(courier_curl_global_init().rawValue)
 
 /// One request on its way through a ``CurlEventLoop``: the request, the caller's continuation,
 /// and whether it was cancelled. Shared by the caller, the cancellation handler and the loop
-/// thread; its state is behind a `Mutex`, which is what makes the continuation resume exactly
+/// thread; its state is behind a lock (``PThreadLock``), which is what makes the continuation resume exactly
 /// once whoever finishes first (response, error, cancellation, shutdown).
 final class CurlTicket: Sendable {
   let request: Request
@@ -26,7 +26,7 @@ final class CurlTicket: Sendable {
     var isFinished = false
   }
 
-  private let state = Mutex(State())
+  private let state = PThreadLock(State())
 
   init(request: Request, limits: CurlTransferLimits) {
     self.request = request
@@ -75,12 +75,12 @@ final class CurlTicket: Sendable {
 /// The event loop of one ``CurlTransport``: a thread that drives a `CURLM` with
 /// `curl_multi_poll`.
 ///
-/// Callers append tickets to a queue under a `Mutex` and wake the thread with
+/// Callers append tickets to a queue under a lock (``PThreadLock``) and wake the thread with
 /// `curl_multi_wakeup` (only when the queue was empty: a wake-up is pending otherwise);
 /// cancellations travel the same way. The thread owns everything else — the multi handle's
 /// transfers, the table of transfers in flight (``CurlLoopCore``), the spare easy handles — so
 /// no libcurl handle is ever touched by two threads. The multi handle's address is kept in the
-/// `Mutex` only for `curl_multi_wakeup`, which libcurl allows from any thread.
+/// lock only for `curl_multi_wakeup`, which libcurl allows from any thread.
 ///
 /// `curl_multi_wakeup` is a write to a socket pair, so it is called *after* the lock is
 /// released: called under it, the woken loop thread would find the lock still held (measured:
@@ -100,7 +100,7 @@ final class CurlEventLoop: Sendable {
     var startupFailure: String?
   }
 
-  private let shared: Mutex<Shared>
+  private let shared: PThreadLock<Shared>
   private let connections = Atomic<Int>(0)
   /// Callers between leaving the lock and returning from `curl_multi_wakeup`.
   private let wakers = Atomic<Int>(0)
@@ -128,7 +128,7 @@ final class CurlEventLoop: Sendable {
       state.startupFailure = "curl_multi_init failed"
     }
     let ready = state.multi != nil
-    shared = Mutex(state)
+    shared = PThreadLock(state)
     guard ready else { return }
     if let thread = NativeThread.spawn(name: "courier-curl", { [self] in run() }) {
       shared.withLock { $0.thread = thread }
