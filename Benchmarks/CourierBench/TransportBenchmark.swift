@@ -37,9 +37,21 @@ enum TransportBenchmark {
     if let only = ProcessInfo.processInfo.environment["COURIER_BENCH_TRANSPORT_ROW"],
       let index = Int(only), rowNames.indices.contains(index)
     {
-      // One row alone, sequentially, for profiling it with perf.
-      let rows = makeRows(rowNames, server: server, connections: nil)
-      for _ in 0..<(sequentialRounds * 20) { try await rows.rows[index].send() }
+      // One row alone, for profiling it with perf: sequentially, or with
+      // COURIER_BENCH_CONCURRENCY tasks at once.
+      let tasks =
+        ProcessInfo.processInfo.environment["COURIER_BENCH_CONCURRENCY"]
+        .flatMap { Int($0) } ?? 1
+      let rows = makeRows(rowNames, server: server, connections: tasks > 1 ? 16 : nil)
+      let row = rows.rows[index]
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        for _ in 0..<tasks {
+          group.addTask {
+            for _ in 0..<(sequentialRounds * 20) { try await row.send() }
+          }
+        }
+        try await group.waitForAll()
+      }
       rows.shutdown()
       return
     }

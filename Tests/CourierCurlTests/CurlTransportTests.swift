@@ -423,7 +423,9 @@ private func resourcesScenario() async throws {
   #expect(
     after.descriptors == before.descriptors,
     "descriptors \(before) → \(after): \(descriptorsBefore) → \(openDescriptors())")
-  #expect(after.threads == before.threads, "threads \(before) → \(after)")
+  // The process may end a thread of its own meanwhile (a Dispatch worker, under TSan its
+  // helper); none may be left over.
+  #expect(after.threads <= before.threads, "threads \(before) → \(after)")
   #expect(threads(named: "courier-curl").isEmpty)
 }
 
