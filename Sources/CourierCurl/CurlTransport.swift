@@ -36,7 +36,9 @@ import Foundation
 ///   (`CURLOPT_TIMEOUT_MS`, to the millisecond), in addition to `TimeoutMiddleware`.
 /// - Cancelling the calling `Task`, cancelling the request (`Client.cancelAll()`,
 ///   `TimeoutMiddleware`) or shutting the transport down removes the transfer from libcurl at
-///   once and closes its connection.
+///   once and closes its connection (over HTTP/2, resets its stream).
+/// - Proxies come from the environment as libcurl reads them (`http_proxy`, `https_proxy`,
+///   `no_proxy`), as with `URLSessionTransport` on Linux.
 /// - Every libcurl error becomes a ``CourierError`` with a kind from ``CurlErrorMapping``;
 ///   libcurl's own message is in the error's `debugDescription`, never in its reason.
 /// - `SIGPIPE` is blocked on the loop thread, where all of libcurl's socket I/O happens, and

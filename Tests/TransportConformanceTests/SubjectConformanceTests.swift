@@ -30,6 +30,28 @@ struct SubjectConformanceTests {
     #expect(failure?.status == 503)
   }
 
+  @Test(
+    "bad header names and values are rejected at insertion, before any transport sees them",
+    arguments: Subject.allCases)
+  func headersRejectedAtInsertion(subject: Subject) async throws {
+    let backend = try Backend(subject)
+    defer { backend.shutdown() }
+    var headers = HTTPHeaders()
+    for value in ["a\r\nX-Injected: 1", "a\nb", "nul\u{0}", "bell\u{7}"] {
+      #expect(throws: CourierError.self) { try headers.add("X-Value", value) }
+    }
+    for name in ["Städte", "X Space", "X:Colon", ""] {
+      #expect(throws: CourierError.self) { try headers.add(name, "v") }
+    }
+    #expect(headers.isEmpty)
+    // Non-ASCII is allowed in a value (sent as UTF-8, see the wire case), never in a name.
+    try headers.add("X-City", "Zürich")
+    backend.answer { _ in .respond(status: 204, body: Data()) }
+    var request = Request(url: URL(string: "h", relativeTo: backend.client.baseURL)!)
+    request.headers = headers
+    #expect(try await backend.client.send(request).status == 204)
+  }
+
   @Test("an empty 200 body is empty Data, and Void decodes", arguments: Subject.allCases)
   func emptyBody(subject: Subject) async throws {
     let backend = try Backend(subject)
