@@ -28,7 +28,10 @@ final class CurlTransfer {
   private var body = Data()
   private var bodyStarted = false
   private var bodyTooLarge = false
-  private var fields: [(String, String)] = []
+  /// The final response's header lines, without CR LF, each followed by LF: kept as bytes on
+  /// the loop thread and turned into fields only when a header is first read, on the reader's
+  /// thread (``parseHeaderLines(_:)``).
+  private var headerLines: [UInt8] = []
   /// The blank line after the final header block was seen: later header lines are chunked
   /// trailers, not headers.
   private var headersComplete = false
@@ -179,8 +182,8 @@ final class CurlTransfer {
 
   /// The request's fields as libcurl header lines. A name with several values is sent once,
   /// its values joined in order — `Cookie` with `"; "` (RFC 6265 §5.4), any other with `", "`
-  /// (RFC 9110 §5.3) — as `URLSessionTransport` sends them. libcurl's own `Expect:
-  /// 100-continue` (a round trip of waiting before large bodies) and, for bodies, its default
+  /// (RFC 9110 §5.3) — as `URLSessionTransport` sends them. For bodies, libcurl's own `Expect:
+  /// 100-continue` (a round trip of waiting before large bodies) and its default
   /// `Content-Type: application/x-www-form-urlencoded` are suppressed unless the request sets
   /// them.
   private func configureHeaders(_ headers: HTTPHeaders, hasBody: Bool) throws(CourierError) {
@@ -201,7 +204,7 @@ final class CurlTransfer {
       // "Name:" would remove libcurl's own header of that name; "Name;" sends it empty.
       lines.append(value.isEmpty ? "\(name.rawName);" : "\(name.rawName): \(value)")
     }
-    if headers["Expect"] == nil { lines.append("Expect:") }
+    if hasBody, headers["Expect"] == nil { lines.append("Expect:") }
     if hasBody, !headers.contains(.contentType) { lines.append("Content-Type:") }
     for line in lines {
       guard let list = curl_slist_append(headerList, line) else {
@@ -240,7 +243,7 @@ final class CurlTransfer {
     let line = UnsafeRawBufferPointer(start: bytes, count: count)
     if line.starts(with: "HTTP/".utf8) {
       // A new response: an interim 1xx (or an earlier hop) is forgotten.
-      fields.removeAll(keepingCapacity: true)
+      headerLines.removeAll(keepingCapacity: true)
       headersComplete = false
       return count
     }
@@ -251,24 +254,32 @@ final class CurlTransfer {
       return count
     }
     guard !headersComplete else { return count }
-    let content = line[0..<end]
-    if let first = content.first, first == 0x20 || first == 0x09 {
-      // obs-fold (RFC 9112 §5.2): a continuation of the previous field's value.
-      if let last = fields.popLast() {
-        fields.append((last.0, last.1 + " " + Self.trimmed(content)))
-      }
-      return count
-    }
-    guard let colon = content.firstIndex(of: UInt8(ascii: ":")) else { return count }
-    fields.append(
-      (
-        String(decoding: content[content.startIndex..<colon], as: UTF8.self),
-        Self.trimmed(content[(colon + 1)...])
-      ))
+    headerLines.append(contentsOf: line[0..<end])
+    headerLines.append(0x0A)
     return count
   }
 
-  private static func trimmed(_ bytes: Slice<UnsafeRawBufferPointer>) -> String {
+  /// The fields in `lines` (see ``headerLines``), in order. A line that starts with a space or
+  /// a tab continues the previous field's value (obs-fold, RFC 9112 §5.2); a line without a
+  /// colon is dropped.
+  static func parseHeaderLines(_ lines: [UInt8]) -> [(String, String)] {
+    var fields: [(String, String)] = []
+    for line in lines.split(separator: 0x0A) {
+      if let first = line.first, first == 0x20 || first == 0x09 {
+        if let last = fields.popLast() { fields.append((last.0, last.1 + " " + trimmed(line))) }
+        continue
+      }
+      guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { continue }
+      fields.append(
+        (
+          String(decoding: line[line.startIndex..<colon], as: UTF8.self),
+          trimmed(line[(colon + 1)...])
+        ))
+    }
+    return fields
+  }
+
+  private static func trimmed(_ bytes: ArraySlice<UInt8>) -> String {
     var slice = bytes
     while let first = slice.first, first == 0x20 || first == 0x09 { slice = slice.dropFirst() }
     while let last = slice.last, last == 0x20 || last == 0x09 { slice = slice.dropLast() }
@@ -296,12 +307,13 @@ final class CurlTransfer {
     if code == CURLE_OK {
       var status = 0
       _ = courier_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
-      let received = fields
-      // Converted when first read: many responses are decoded without a header being read.
+      let lines = headerLines
+      // Parsed when first read: many responses are decoded without a header being read.
       return .success(
         Response(
-          status: status, headers: HTTPHeaders(receivedLazily: { received }), body: body,
-          request: request))
+          status: status,
+          headers: HTTPHeaders(receivedLazily: { CurlTransfer.parseHeaderLines(lines) }),
+          body: body, request: request))
     }
     if bodyTooLarge {
       return .failure(
