@@ -20,6 +20,7 @@ let package = Package(
     .library(name: "CourierCore", targets: ["CourierCore"]),
     .library(name: "CourierGzip", targets: ["CourierGzip"]),
     .library(name: "CourierURLSession", targets: ["CourierURLSession"]),
+    .library(name: "CourierCurl", targets: ["CourierCurl"]),
     .library(name: "CourierReachability", targets: ["CourierReachability"]),
     .library(name: "CourierTesting", targets: ["CourierTesting"]),
     .executable(name: "weather-demo", targets: ["WeatherDemo"]),
@@ -49,6 +50,17 @@ let package = Package(
       dependencies: ["CourierCore"],
       swiftSettings: strictSettings
     ),
+    // libcurl's multi interface, with typed wrappers for its variadic functions.
+    .systemLibrary(
+      name: "CCourierCurl",
+      pkgConfig: "libcurl",
+      providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
+    ),
+    .target(
+      name: "CourierCurl",
+      dependencies: ["CourierCore", "CCourierCurl"],
+      swiftSettings: strictSettings
+    ),
     // The rtnetlink types and macros Glibc's module lacks, for the Linux path monitor.
     .target(name: "CCourierNetlink"),
     .target(
@@ -58,7 +70,9 @@ let package = Package(
     ),
     .target(
       name: "Courier",
-      dependencies: ["CourierCore", "CourierGzip", "CourierReachability", "CourierURLSession"],
+      dependencies: [
+        "CourierCore", "CourierGzip", "CourierReachability", "CourierURLSession", "CourierCurl",
+      ],
       swiftSettings: strictSettings
     ),
     .target(
@@ -149,6 +163,16 @@ let package = Package(
     ),
     .testTarget(
       name: "CourierURLSessionTests",
+      dependencies: ["Courier", "CourierTesting"],
+      swiftSettings: strictSettings
+    ),
+    .testTarget(
+      name: "CourierCurlTests",
+      dependencies: ["Courier", "CourierCurl", "CCourierCurl", "CourierTesting"],
+      swiftSettings: strictSettings
+    ),
+    .testTarget(
+      name: "TransportConformanceTests",
       dependencies: ["Courier", "CourierTesting"],
       swiftSettings: strictSettings
     ),

@@ -21,9 +21,13 @@ import Synchronization
 ///    `JSONDecoder` on the payload bytes alone.
 /// 4. Gzip: compress and decompress MB/s of 1 MiB and 64 MiB bodies, the Courier codec against
 ///    zlib's one-shot `compress2` / `uncompress`.
+/// 5. Transports: plain `URLSession`, Courier on `URLSessionTransport` and Courier on
+///    `CurlTransport`, one request at a time and 16 at once, with CPU per request and the
+///    connections each used, against a loopback nginx (MockServer without nginx).
 ///
-/// Run with `swift run -c release courier-bench [chain] [e2e] [envelope] [gzip] [--quick]`: the named
-/// sections (all by default); `--quick` shortens every section.
+/// Run with `swift run -c release courier-bench [chain] [e2e] [transports] [envelope] [gzip]
+/// [--quick]`: the named sections (all by default; `e2e` includes `transports`); `--quick`
+/// shortens every section.
 @main
 struct CourierBench {
   static func main() async throws {
@@ -40,6 +44,11 @@ struct CourierBench {
       print()
       // Short rounds, rotated, so that load from other processes hits every variant alike.
       try await EndToEndBenchmark.run(requestsPerRound: 20, rounds: quick ? 30 : 300)
+    }
+    if runs("e2e") || runs("transports") {
+      print()
+      try await TransportBenchmark.run(
+        sequentialRounds: quick ? 20 : 150, concurrentRounds: quick ? 10 : 60)
     }
     if runs("envelope") {
       print()
@@ -411,6 +420,13 @@ enum EndToEndBenchmark {
           _ = try await standard.send(endpoint)
         }
       ),
+      (
+        "Courier Client.send(Endpoint<Item>), default CurlTransport",
+        {
+          [curl = Client(baseURL: server.baseURL, transport: CurlTransport())] in
+          _ = try await curl.send(endpoint)
+        }
+      ),
     ]
     if let only = ProcessInfo.processInfo.environment["COURIER_BENCH_ONLY"], let index = Int(only),
       variants.indices.contains(index)
@@ -476,6 +492,9 @@ enum EndToEndBenchmark {
       "Standard preset / Courier bare client (row 8 / row 2): \(ratio(7, 1)); CPU µs/request "
         + "row 8 - row 2: \(Measure.format(presetCost)) (goal < 10: "
         + "\(presetCost < 10 ? "met" : "missed"))")
+    print(
+      "Courier on CurlTransport / plain URLSession (row 9 / row 1): \(ratio(8, 0)); "
+        + "/ Courier on URLSessionTransport (row 9 / row 2): \(ratio(8, 1))")
   }
 }
 

@@ -17,7 +17,8 @@ import Synchronization
 /// `User-Agent`, and fails the first request for Shanghai with `503`, so the retry shows.
 /// `--base-url URL` points the demo at a real server with the same shape (OpenWeatherMap's
 /// `weather?q=<city>`; add `--api-key KEY` for its `appid`), and `--lang zh-Hans` prints
-/// reasons in Simplified Chinese.
+/// reasons in Simplified Chinese. `--transport curl` sends with `CurlTransport` (libcurl's
+/// multi interface) instead of `URLSessionTransport`: the output is the same.
 @main
 struct WeatherDemo {
   static func main() async {
@@ -52,12 +53,14 @@ struct WeatherDemo {
     }
     defer { server?.shutdown() }
 
+    let transport = options.transport.make()
+    defer { options.transport.shutDown(transport) }
     let client = WeatherClient(
-      baseURL: baseURL, locale: options.language, apiKey: options.apiKey,
+      baseURL: baseURL, transport: transport, locale: options.language, apiKey: options.apiKey,
       verbose: options.verbose)
     print(
       "Courier weather demo: \(server == nil ? "server" : "embedded server") \(baseURL.absoluteString),"
-        + " language \(client.locale)")
+        + " language \(client.locale), transport \(options.transport.rawValue)")
     if options.chain {
       print("Chain, outermost first:")
       for line in client.client.chainDescription.split(separator: "\n") { print("  \(line)") }
@@ -69,8 +72,8 @@ struct WeatherDemo {
     // Refused connections are retried too, but fail fast: three attempts take well under a
     // second.
     let offline = WeatherClient(
-      baseURL: URL(string: "http://127.0.0.1:9/")!, locale: options.language, apiKey: nil,
-      verbose: options.verbose)
+      baseURL: URL(string: "http://127.0.0.1:9/")!, transport: transport,
+      locale: options.language, apiKey: nil, verbose: options.verbose)
     await show("Beijing (server down)") { try await offline.weather(in: "Beijing") }
   }
 
@@ -117,7 +120,7 @@ struct WeatherClient: Sendable {
 
   var locale: String { client.locale }
 
-  init(baseURL: URL, locale: String?, apiKey: String?, verbose: Bool) {
+  init(baseURL: URL, transport: any Transport, locale: String?, apiKey: String?, verbose: Bool) {
     // OpenWeatherMap's envelope: `cod` is 200 (a number) on success and "404" (a string)
     // on failure, with the text in `message`; the payload is the whole body.
     let rule = EnvelopeRule(
@@ -131,7 +134,7 @@ struct WeatherClient: Sendable {
     // The standard preset (headers, request id, retry, reachability, timeout, logging, gzip),
     // with the demo's own settings.
     client = Client.standard(
-      baseURL: baseURL, pipeline: .envelope(rule), locale: language
+      baseURL: baseURL, transport: transport, pipeline: .envelope(rule), locale: language
     ) {
       // User-Agent `Courier/…` and Accept: application/json, and the server answers in the
       // client's language.
@@ -221,11 +224,13 @@ final class WeatherAPI: Sendable {
 struct Options {
   static let usage = """
     usage: weather-demo [--base-url URL] [--api-key KEY] [--lang en|zh-Hans] [--verbose] [--chain]
+                        [--transport urlsession|curl]
       --base-url URL   use a real weather API instead of the embedded loopback server
       --api-key KEY    sent as the appid query parameter (logged as appid=***)
       --lang LOCALE    language of error reasons (default: from the environment)
       --verbose        log one line per attempt to standard error
       --chain          print the client's middleware chain before the requests
+      --transport NAME urlsession (URLSessionTransport, the default) or curl (CurlTransport)
     """
 
   var baseURL: URL?
@@ -234,6 +239,25 @@ struct Options {
   var verbose = false
   var chain = false
   var help = false
+  var transport = TransportChoice.urlsession
+
+  /// The transport the demo sends with.
+  enum TransportChoice: String {
+    case urlsession
+    case curl
+
+    func make() -> any Transport {
+      switch self {
+      case .urlsession: URLSessionTransport()
+      case .curl: CurlTransport()
+      }
+    }
+
+    func shutDown(_ transport: any Transport) {
+      (transport as? URLSessionTransport)?.shutdown()
+      (transport as? CurlTransport)?.shutdown()
+    }
+  }
 
   struct Invalid: Error, CustomStringConvertible {
     let description: String
@@ -249,7 +273,7 @@ struct Options {
         verbose = true
       case "--chain":
         chain = true
-      case "--base-url", "--api-key", "--lang":
+      case "--base-url", "--api-key", "--lang", "--transport":
         guard let value = arguments.popFirst() else {
           throw Invalid(description: "\(argument) needs a value")
         }
@@ -260,6 +284,11 @@ struct Options {
           }
           baseURL = url
         case "--api-key": apiKey = value
+        case "--transport":
+          guard let choice = TransportChoice(rawValue: value.lowercased()) else {
+            throw Invalid(description: "--transport takes urlsession or curl, not \(value)")
+          }
+          transport = choice
         default: language = value
         }
       default:

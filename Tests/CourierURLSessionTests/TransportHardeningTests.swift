@@ -11,7 +11,9 @@ import Testing
 
 /// Issue #6, the transport's items: secrets in descriptions, the cookie jar, multi-value
 /// headers, IPv6 cancellation, corrupt compressed bodies, and shutting a transport down.
-/// Every test waits on sockets, so the suite's time limit applies to each.
+/// The cases every transport shares (headers, cookies off, shutdown) run for URLSession in
+/// `TransportConformanceTests`. Every test waits on sockets, so the suite's time limit
+/// applies to each.
 @Suite("URLSessionTransport hardening", .timeLimit(.minutes(1)))
 struct TransportHardeningTests {
   // MARK: Secrets in descriptions
@@ -94,19 +96,6 @@ struct TransportHardeningTests {
 
   // MARK: Cookies
 
-  @Test("by default a Set-Cookie from one response is never sent on the next request")
-  func noSharedCookieJar() async throws {
-    let fixture = try WireFixture()
-    defer { fixture.shutdown() }
-    fixture.server.enqueue(.text("alice").addingHeader("Set-Cookie", "session=alice; Path=/"))
-    fixture.server.enqueue(.text("bob"))
-    _ = try await fixture.client.send(Endpoint<String>(.get, "login"))
-    _ = try await fixture.client.send(Endpoint<String>(.get, "me"))
-    _ = try await fixture.server.takeRequest()
-    let second = try await fixture.server.takeRequest()
-    #expect(second.header("Cookie") == nil)
-  }
-
   @Test("a transport that opts in to a jar sends the cookie back")
   func optInCookieJar() async throws {
     let jar = try #require(URLSessionConfiguration.ephemeral.httpCookieStorage)
@@ -122,25 +111,6 @@ struct TransportHardeningTests {
   }
 
   // MARK: Multi-value headers
-
-  @Test("repeated request headers: Cookie joined with \"; \", others with \", \"")
-  func repeatedRequestHeaders() async throws {
-    let fixture = try WireFixture()
-    defer { fixture.shutdown() }
-    fixture.server.enqueue(MockResponse(status: 204))
-    var request = Request(url: fixture.server.url("h"))
-    try request.headers.add(.cookie, "a=1")
-    try request.headers.add("X-Rep", "x")
-    try request.headers.add(.cookie, "b=2")
-    try request.headers.add("x-rep", "y")
-    try request.headers.add(.accept, "text/plain")
-    _ = try await fixture.client.send(request)
-    let recorded = try await fixture.server.takeRequest()
-    #expect(
-      recorded.headers.filter { $0.name.lowercased() == "cookie" }.map(\.value) == ["a=1; b=2"])
-    #expect(recorded.headers.filter { $0.name.lowercased() == "x-rep" }.map(\.value) == ["x, y"])
-    #expect(recorded.header("Accept") == "text/plain")
-  }
 
   @Test("repeated Set-Cookie come back as one field each; other repeats stay joined")
   func repeatedResponseHeaders() async throws {
@@ -299,25 +269,6 @@ struct TransportHardeningTests {
   }
 
   // MARK: Shutdown
-
-  @Test("shutdown cancels the request in flight, and later sends fail without crashing")
-  func shutdownCancelsAndRefuses() async throws {
-    let (entered, requests) = Entered.make()
-    let fixture = try WireFixture(middleware: [entered])
-    defer { fixture.server.shutdown() }
-    fixture.server.enqueue(MockResponse(fault: .hang))
-    let client = fixture.client
-    let task = Task { try await client.send(Endpoint<Data>(.get, "hang")) }
-    await requests.take(1)
-    _ = try await fixture.server.takeRequest()
-    fixture.transport.shutdown()
-    #expect(fixture.transport.isShutDown)
-    #expect(await courierError { try await task.value }?.kind == .cancelled)
-    let later = await courierError { try await client.send(Endpoint<Data>(.get, "later")) }
-    #expect(later?.kind == .invalidRequest)
-    #expect(later?.debugDescription.contains("shut down") == true)
-    fixture.transport.shutdown()
-  }
 
   @Test("a transport shut down while idle refuses to send")
   func shutdownWhileIdle() async throws {

@@ -7,6 +7,8 @@
 ///
 /// ## Using a built-in transport
 /// - `URLSessionTransport` (module `CourierURLSession`) sends over `URLSession`.
+/// - `CurlTransport` (module `CourierCurl`) drives libcurl's multi interface from one thread:
+///   on Linux about a quarter of URLSession's CPU per request.
 /// - `StubTransport` (module `CourierTesting`) answers from scripted responses and records
 ///   what it was asked.
 ///

@@ -1,0 +1,389 @@
+import Courier
+import CourierTesting
+import Foundation
+import Synchronization
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+// MARK: - 5. Transports: URLSession against libcurl, one at a time and 16 at once
+
+/// GET + JSON decode of the e2e body through plain `URLSession`, Courier on
+/// `URLSessionTransport` and Courier on `CurlTransport`, one request at a time and 16 at once
+/// (16 connections allowed to every client), in rotating rounds.
+///
+/// Each row has a port of its own on the server, so the server can tell how many connections
+/// each row opened. The server is a loopback nginx when `nginx` is installed (the issue's
+/// reference numbers were measured that way; its CPU is not this process's, so CPU µs/request
+/// is the client's alone), else one `MockServer` per row (whose threads' CPU is then counted
+/// too). `COURIER_BENCH_SERVER=mock` forces MockServer.
+enum TransportBenchmark {
+  /// One row: its name and what one request of it does.
+  struct Row {
+    let name: String
+    let send: @Sendable () async throws -> Void
+  }
+
+  static func run(sequentialRounds: Int, concurrentRounds: Int) async throws {
+    let rowNames = [
+      "plain URLSession(.ephemeral).data(for:) + JSONDecoder",
+      "Courier on URLSessionTransport",
+      "Courier on CurlTransport",
+      "Client.standard (six middleware) on CurlTransport",
+    ]
+    let server = try BenchServer.start(rows: rowNames.count, body: EndToEndBenchmark.body)
+    defer { server.stop() }
+    if let only = ProcessInfo.processInfo.environment["COURIER_BENCH_TRANSPORT_ROW"],
+      let index = Int(only), rowNames.indices.contains(index)
+    {
+      // One row alone, for profiling it with perf: sequentially, or with
+      // COURIER_BENCH_CONCURRENCY tasks at once.
+      let tasks =
+        ProcessInfo.processInfo.environment["COURIER_BENCH_CONCURRENCY"]
+        .flatMap { Int($0) } ?? 1
+      let rows = makeRows(rowNames, server: server, connections: tasks > 1 ? 16 : nil)
+      let row = rows.rows[index]
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        for _ in 0..<tasks {
+          group.addTask {
+            for _ in 0..<(sequentialRounds * 20) { try await row.send() }
+          }
+        }
+        try await group.waitForAll()
+      }
+      rows.shutdown()
+      return
+    }
+    print("### Transports: GET + decode of a \(EndToEndBenchmark.body.utf8.count)-byte JSON body\n")
+    print("Server: \(server.description)\n")
+    for (title, concurrency, rounds) in [
+      ("one request at a time", 1, sequentialRounds), ("16 requests at once", 16, concurrentRounds),
+    ] {
+      let rows = makeRows(rowNames, server: server, connections: concurrency == 1 ? nil : 16)
+      try await measure(
+        rows.rows, title: title, concurrency: concurrency, rounds: rounds, server: server)
+      rows.shutdown()
+    }
+  }
+
+  /// The rows over fresh clients; `connections` per host when given.
+  static func makeRows(
+    _ names: [String], server: BenchServer, connections: Int?
+  ) -> (rows: [Row], shutdown: () -> Void) {
+    let decoder = JSONDecoder()
+    let configuration = URLSessionConfiguration.ephemeral
+    if let connections { configuration.httpMaximumConnectionsPerHost = connections }
+    let session = URLSession(configuration: configuration)
+    let plainURL = server.url(row: 0)
+    let courierConfiguration = URLSessionTransport.defaultConfiguration
+    if let connections { courierConfiguration.httpMaximumConnectionsPerHost = connections }
+    let urlSessionTransport = URLSessionTransport(configuration: courierConfiguration)
+    var curlConfiguration = CurlTransport.Configuration.standard
+    if let connections { curlConfiguration.maximumConnectionsPerHost = connections }
+    let curl = CurlTransport(configuration: curlConfiguration)
+    let curlStandard = CurlTransport(configuration: curlConfiguration)
+    let endpoint = Endpoint<Item>(.get, "item")
+    let onURLSession = Client(baseURL: server.base(row: 1), transport: urlSessionTransport)
+    let onCurl = Client(baseURL: server.base(row: 2), transport: curl)
+    let standard = Client.standard(baseURL: server.base(row: 3), transport: curlStandard)
+    let rows = [
+      Row(name: names[0]) {
+        let (data, response) = try await session.data(for: URLRequest(url: plainURL))
+        guard (response as? HTTPURLResponse)?.statusCode == 200 else {
+          throw URLError(.badServerResponse)
+        }
+        _ = try decoder.decode(Item.self, from: data)
+      },
+      Row(name: names[1]) { _ = try await onURLSession.send(endpoint) },
+      Row(name: names[2]) { _ = try await onCurl.send(endpoint) },
+      Row(name: names[3]) { _ = try await standard.send(endpoint) },
+    ]
+    return (
+      rows,
+      {
+        session.invalidateAndCancel()
+        urlSessionTransport.shutdown()
+        curl.shutdown()
+        curlStandard.shutdown()
+      }
+    )
+  }
+
+  static func measure(
+    _ rows: [Row], title: String, concurrency: Int, rounds: Int, server: BenchServer
+  ) async throws {
+    let perWorker = concurrency == 1 ? 20 : 10
+    let requestsPerRound = concurrency * perWorker
+    func round(_ row: Row) async throws {
+      if concurrency == 1 {
+        for _ in 0..<perWorker { try await row.send() }
+        return
+      }
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        for _ in 0..<concurrency {
+          group.addTask { for _ in 0..<perWorker { try await row.send() } }
+        }
+        try await group.waitForAll()
+      }
+    }
+    let connectionsBefore = server.connectionCounts()
+    // Warm up: connections, caches, lazy initialisation.
+    for _ in 0..<5 {
+      for row in rows { try await round(row) }
+    }
+    var rates = Array(repeating: [Double](), count: rows.count)
+    var cpu = Array(repeating: [Double](), count: rows.count)
+    var totals = Array(repeating: 0.0, count: rows.count)
+    for index in 0..<rounds {
+      for offset in 0..<rows.count {
+        let row = (index + offset) % rows.count
+        let cpuBefore = Measure.processCPUTime()
+        let start = ContinuousClock.now
+        try await round(rows[row])
+        let elapsed = Measure.nanoseconds(ContinuousClock.now - start)
+        let used = Measure.processCPUTime() - cpuBefore
+        totals[row] += elapsed
+        rates[row].append(Double(requestsPerRound) * 1e9 / elapsed)
+        cpu[row].append(used / Double(requestsPerRound) / 1000)
+      }
+    }
+    let connectionsAfter = server.connectionCounts()
+    print(
+      "#### \(title) (\(rounds) rotating rounds x \(requestsPerRound) requests"
+        + (concurrency == 1 ? ")\n" : ", \(concurrency) tasks, 16 connections allowed)\n"))
+    print("| client | req/s | median round req/s | ratio to row 1 | CPU µs/request | connections |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    let overall = totals.map { Double(rounds * requestsPerRound) * 1e9 / $0 }
+    for (index, row) in rows.enumerated() {
+      let connections = connectionsAfter[index] - connectionsBefore[index]
+      print(
+        "| \(row.name) | \(Measure.format(overall[index])) | "
+          + "\(Measure.format(Measure.median(rates[index]))) | "
+          + "\(Measure.format(overall[index] / overall[0], decimals: 2)) | "
+          + "\(Measure.format(Measure.median(cpu[index]))) | \(connections) |")
+    }
+    let speedup = overall[2] / overall[0]
+    let cpuShare = Measure.median(cpu[2]) / Measure.median(cpu[0])
+    let goal = concurrency == 1 ? 2.5 : 8
+    print(
+      "\nCurlTransport / plain URLSession: \(Measure.format(speedup, decimals: 2))× (goal ≥ "
+        + "\(Measure.format(goal, decimals: 1))×: \(speedup >= goal ? "met" : "missed")); "
+        + "CPU per request \(Measure.format(cpuShare, decimals: 2)) of URLSession's (goal ≤ 0.25: "
+        + "\(cpuShare <= 0.25 ? "met" : "missed"))  ")
+    print(
+      "Courier on CurlTransport / Courier on URLSessionTransport: "
+        + "\(Measure.format(overall[2] / overall[1], decimals: 2))×\n")
+  }
+}
+
+/// The loopback server of ``TransportBenchmark``: nginx with one port per row, or one
+/// MockServer per row.
+final class BenchServer: Sendable, CustomStringConvertible {
+  private let ports: [Int]
+  private let mocks: [MockServer]
+  private let connections: [SeenConnections]
+  private let nginx: NginxProcess?
+  let description: String
+
+  private init(
+    ports: [Int], mocks: [MockServer], connections: [SeenConnections], nginx: NginxProcess?,
+    description: String
+  ) {
+    self.ports = ports
+    self.mocks = mocks
+    self.connections = connections
+    self.nginx = nginx
+    self.description = description
+  }
+
+  static func start(rows: Int, body: String) throws -> BenchServer {
+    let wantsMock = ProcessInfo.processInfo.environment["COURIER_BENCH_SERVER"] == "mock"
+    if !wantsMock, let nginx = try NginxProcess.start(ports: rows, body: body) {
+      return BenchServer(
+        ports: nginx.ports, mocks: [], connections: [], nginx: nginx,
+        description: "nginx \(nginx.version) on 127.0.0.1 (worker_processes auto, keep-alive), "
+          + "its CPU not counted")
+    }
+    var mocks: [MockServer] = []
+    var connections: [SeenConnections] = []
+    for _ in 0..<rows {
+      let server = try MockServer()
+      server.recordsRequests = false
+      let seen = SeenConnections()
+      connections.append(seen)
+      server.setDispatcher { [body] request in
+        seen.insert(request.connectionIndex)
+        return .json(body)
+      }
+      mocks.append(server)
+    }
+    return BenchServer(
+      ports: mocks.map(\.port), mocks: mocks, connections: connections, nginx: nil,
+      description: "MockServer on 127.0.0.1, one per row (nginx not found or "
+        + "COURIER_BENCH_SERVER=mock); its threads' CPU is counted in this process")
+  }
+
+  func base(row: Int) -> URL {
+    URL(string: "http://127.0.0.1:\(ports[row])/")!
+  }
+
+  func url(row: Int) -> URL {
+    URL(string: "http://127.0.0.1:\(ports[row])/item")!
+  }
+
+  /// How many connections each row's port has accepted so far.
+  func connectionCounts() -> [Int] {
+    if let nginx { return nginx.connectionCounts() }
+    return connections.map(\.count)
+  }
+
+  func stop() {
+    nginx?.stop()
+    for mock in mocks { mock.shutdown() }
+  }
+}
+
+/// The connection indices a MockServer has answered on.
+final class SeenConnections: Sendable {
+  private let seen = Mutex(Set<Int>())
+
+  func insert(_ index: Int) {
+    _ = seen.withLock { $0.insert(index) }
+  }
+
+  var count: Int { seen.withLock { $0.count } }
+}
+
+/// A loopback nginx run as a child process, serving the body at `/item` on several ports and
+/// logging `port pid-connection` per request, so connections can be counted per port.
+final class NginxProcess: Sendable {
+  let ports: [Int]
+  let version: String
+  private let directory: URL
+  private let process: Mutex<Process?>
+
+  private init(ports: [Int], version: String, directory: URL, process: Process) {
+    self.ports = ports
+    self.version = version
+    self.directory = directory
+    self.process = Mutex(process)
+  }
+
+  /// Starts nginx, or returns `nil` when it is not installed.
+  static func start(ports count: Int, body: String) throws -> NginxProcess? {
+    guard
+      let binary = ["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx"].first(where: {
+        FileManager.default.isExecutableFile(atPath: $0)
+      })
+    else { return nil }
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "courier-bench-nginx-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    var ports: [Int] = []
+    for _ in 0..<count {
+      // A port the kernel just handed out and nobody holds any more.
+      let probe = try MockServer()
+      ports.append(probe.port)
+      probe.shutdown()
+    }
+    let path = directory.path
+    let listens = ports.map { "    listen 127.0.0.1:\($0);" }.joined(separator: "\n")
+    let configuration = """
+      worker_processes auto;
+      daemon off;
+      pid \(path)/nginx.pid;
+      error_log \(path)/error.log warn;
+      events { worker_connections 4096; }
+      http {
+        log_format connections '$server_port $pid-$connection';
+        access_log \(path)/access.log connections;
+        keepalive_requests 10000000;
+        keepalive_timeout 300s;
+        client_body_temp_path \(path)/body;
+        proxy_temp_path \(path)/proxy;
+        fastcgi_temp_path \(path)/fastcgi;
+        uwsgi_temp_path \(path)/uwsgi;
+        scgi_temp_path \(path)/scgi;
+        server {
+      \(listens)
+          location /item {
+            default_type application/json;
+            return 200 '\(body)';
+          }
+        }
+      }
+      """
+    try configuration.write(
+      to: directory.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: binary)
+    process.arguments = ["-p", path, "-c", "\(path)/nginx.conf"]
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let version = nginxVersion(binary)
+    let nginx = NginxProcess(ports: ports, version: version, directory: directory, process: process)
+    // Wait (at most 5 s) until every port accepts connections.
+    for _ in 0..<500 {
+      if ports.allSatisfy(canConnect) { return nginx }
+      usleep(10_000)
+    }
+    nginx.stop()
+    return nil
+  }
+
+  private static func nginxVersion(_ binary: String) -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: binary)
+    process.arguments = ["-v"]
+    let pipe = Pipe()
+    process.standardError = pipe
+    guard (try? process.run()) != nil else { return "?" }
+    process.waitUntilExit()
+    let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    return text.split(separator: "/").last.map {
+      $0.trimmingCharacters(in: .whitespacesAndNewlines)
+    } ?? "?"
+  }
+
+  private static func canConnect(_ port: Int) -> Bool {
+    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard socket >= 0 else { return false }
+    defer { close(socket) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    return withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+      }
+    }
+  }
+
+  /// Distinct connections per port so far, from the access log (nginx writes it unbuffered).
+  func connectionCounts() -> [Int] {
+    let log =
+      (try? String(
+        contentsOf: directory.appendingPathComponent("access.log"), encoding: .utf8)) ?? ""
+    var seen: [Int: Set<Substring>] = [:]
+    for line in log.split(separator: "\n") {
+      let fields = line.split(separator: " ")
+      guard fields.count == 2, let port = Int(fields[0]) else { continue }
+      seen[port, default: []].insert(fields[1])
+    }
+    return ports.map { seen[$0]?.count ?? 0 }
+  }
+
+  func stop() {
+    let process = self.process.withLock { process -> Process? in
+      defer { process = nil }
+      return process
+    }
+    guard let process else { return }
+    process.terminate()
+    process.waitUntilExit()
+    try? FileManager.default.removeItem(at: directory)
+  }
+}

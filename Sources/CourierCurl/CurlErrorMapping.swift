@@ -1,0 +1,83 @@
+import CCourierCurl
+import CourierCore
+
+/// A libcurl failure: its `CURLcode`, libcurl's short text for the code and the detail libcurl
+/// wrote into the transfer's error buffer. The ``CourierError/underlying`` of every error
+/// ``CurlTransport`` throws for a libcurl failure.
+///
+/// Its description is for developers and may name the host, so it is only ever shown in a
+/// ``CourierError``'s `debugDescription` (where URLs are redacted), never in its reason.
+public struct CurlError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// The `CURLcode`, for example `7` for `CURLE_COULDNT_CONNECT`.
+  public let code: Int
+  /// `curl_easy_strerror` for ``code``, for example `Couldn't connect to server`.
+  public let summary: String
+  /// libcurl's detail from `CURLOPT_ERRORBUFFER`, for example
+  /// `Failed to connect to 127.0.0.1 port 1 after 0 ms: Connection refused`; empty when
+  /// libcurl wrote none.
+  public let detail: String
+
+  /// Creates an error.
+  public init(code: Int, summary: String, detail: String) {
+    self.code = code
+    self.summary = summary
+    self.detail = detail
+  }
+
+  /// `libcurl error 7 (Couldn't connect to server): Failed to connect to …`, URLs redacted.
+  public var description: String {
+    let text = "libcurl error \(code) (\(summary))" + (detail.isEmpty ? "" : ": \(detail)")
+    return CourierError.redactingURLs(in: text)
+  }
+}
+
+/// How libcurl's `CURLcode`s become ``CourierError`` kinds.
+///
+/// | `CURLcode` | kind |
+/// | --- | --- |
+/// | `COULDNT_CONNECT` (7), `INTERFACE_FAILED` (45), `NO_CONNECTION_AVAILABLE` (89), `QUIC_CONNECT_ERROR` (96), `PROXY` (97) | ``CourierError/Kind/cannotConnect`` |
+/// | `COULDNT_RESOLVE_PROXY` (5), `COULDNT_RESOLVE_HOST` (6) | ``CourierError/Kind/cannotFindHost`` |
+/// | `OPERATION_TIMEDOUT` (28) — also the idle limit | ``CourierError/Kind/timedOut`` |
+/// | `PARTIAL_FILE` (18), `GOT_NOTHING` (52), `SEND_ERROR` (55), `RECV_ERROR` (56), `HTTP2` (16), `HTTP2_STREAM` (92), `HTTP3` (95) | ``CourierError/Kind/connectionLost`` |
+/// | `SSL_CONNECT_ERROR` (35), `SSL_ENGINE_NOTFOUND` (53), `SSL_ENGINE_SETFAILED` (54), `SSL_CERTPROBLEM` (58), `SSL_CIPHER` (59), `PEER_FAILED_VERIFICATION` (60), `USE_SSL_FAILED` (64), `SSL_ENGINE_INITFAILED` (66), `SSL_CACERT_BADFILE` (77), `SSL_SHUTDOWN_FAILED` (80), `SSL_CRL_BADFILE` (82), `SSL_ISSUER_ERROR` (83), `SSL_PINNEDPUBKEYNOTMATCH` (90), `SSL_INVALIDCERTSTATUS` (91), `SSL_CLIENTCERT` (98) | ``CourierError/Kind/secureConnectionFailed`` |
+/// | `WEIRD_SERVER_REPLY` (8), `HTTP_RETURNED_ERROR` (22), `TOO_MANY_REDIRECTS` (47), `CHUNK_FAILED` (88) | ``CourierError/Kind/badResponse`` |
+/// | `BAD_CONTENT_ENCODING` (61) | ``CourierError/Kind/corruptBody`` |
+/// | `FILESIZE_EXCEEDED` (63); `WRITE_ERROR` (23) when the body limit stopped the transfer | ``CourierError/Kind/bodyTooLarge`` |
+/// | `ABORTED_BY_CALLBACK` (42) | ``CourierError/Kind/cancelled`` |
+/// | `UNSUPPORTED_PROTOCOL` (1), `URL_MALFORMAT` (3), `READ_ERROR` (26, the file body could not be read), `FILE_COULDNT_READ_FILE` (37), `BAD_FUNCTION_ARGUMENT` (43), `UNKNOWN_OPTION` (48), `SETOPT_OPTION_SYNTAX` (49), `SEND_FAIL_REWIND` (65), `LOGIN_DENIED` (67), `AUTH_ERROR` (94) | ``CourierError/Kind/invalidRequest`` |
+/// | every other code: `FAILED_INIT` (2), `NOT_BUILT_IN` (4), `OUT_OF_MEMORY` (27), `WRITE_ERROR` (23) otherwise, `AGAIN` (81), `RECURSIVE_API_CALL` (93), `UNRECOVERABLE_POLL` (99), the FTP, TFTP, LDAP, SSH and RTSP codes, and codes newer than libcurl 7.88 | ``CourierError/Kind/transport`` |
+public enum CurlErrorMapping {
+  /// The kind for a `CURLcode` given as its number.
+  public static func kind(forCode code: Int) -> CourierError.Kind {
+    switch code {
+    case 7, 45, 89, 96, 97: .cannotConnect
+    case 5, 6: .cannotFindHost
+    case 28: .timedOut
+    case 16, 18, 52, 55, 56, 92, 95: .connectionLost
+    case 35, 53, 54, 58, 59, 60, 64, 66, 77, 80, 82, 83, 90, 91, 98: .secureConnectionFailed
+    case 8, 22, 47, 88: .badResponse
+    case 61: .corruptBody
+    case 63: .bodyTooLarge
+    case 42: .cancelled
+    case 1, 3, 26, 37, 43, 48, 49, 65, 67, 94: .invalidRequest
+    default: .transport
+    }
+  }
+
+  /// libcurl's text for a `CURLcode` (`curl_easy_strerror`).
+  public static func summary(forCode code: Int) -> String {
+    guard let text = curl_easy_strerror(CURLcode(UInt32(clamping: max(code, 0)))) else {
+      return "unknown error"
+    }
+    return String(cString: text)
+  }
+
+  /// The error a ``CurlTransport`` throws for `code`, with libcurl's `detail` in the debug
+  /// description and a ``CurlError`` underneath.
+  static func courierError(code: Int, detail: String, request: Request) -> CourierError {
+    let underlying = CurlError(code: code, summary: summary(forCode: code), detail: detail)
+    return CourierError(
+      kind: kind(forCode: code), debugMessage: "libcurl error \(code)", underlying: underlying,
+      request: request, attempts: 1, stage: "transport")
+  }
+}

@@ -1,0 +1,395 @@
+import CCourierCurl
+import CourierCore
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// One transfer in flight on the loop thread: its easy handle's settings and what libcurl's
+/// callbacks collect. Created, used and released on the loop thread only; libcurl's callbacks
+/// reach it through an unretained pointer while the loop's table owns it.
+final class CurlTransfer {
+  let ticket: CurlTicket
+  let easy: UnsafeMutableRawPointer
+
+  private let limit: Int
+  private let errorBuffer: UnsafeMutablePointer<CChar>
+  private var headerList: UnsafeMutablePointer<curl_slist>?
+  /// A copy of an in-memory request body: libcurl reads it in place (`CURLOPT_POSTFIELDS`) and
+  /// rewinds it itself when it has to resend.
+  private var bodyCopy: UnsafeMutableRawBufferPointer?
+  /// The descriptor of a file request body, streamed by the read callback.
+  private var file: Int32 = -1
+  private var fileFailed = false
+
+  private var body = Data()
+  private var bodyStarted = false
+  private var bodyTooLarge = false
+  /// The final response's header lines, without CR LF, each followed by LF: kept as bytes on
+  /// the loop thread and turned into fields only when a header is first read, on the reader's
+  /// thread (``parseHeaderLines(_:)``).
+  private var headerLines: [UInt8] = []
+  /// The blank line after the final header block was seen: later header lines are chunked
+  /// trailers, not headers.
+  private var headersComplete = false
+
+  /// Configures `easy` (fresh or reset) for `ticket`'s request.
+  init(
+    ticket: CurlTicket, easy: UnsafeMutableRawPointer, configuration: CurlTransport.Configuration
+  ) throws(CourierError) {
+    self.ticket = ticket
+    self.easy = easy
+    self.limit = ticket.limits.maximumResponseBodySize
+    errorBuffer = .allocate(capacity: Int(courier_curl_error_size))
+    errorBuffer.initialize(repeating: 0, count: Int(courier_curl_error_size))
+    do {
+      try configure(configuration)
+    } catch {
+      release()
+      throw error
+    }
+  }
+
+  private func configure(_ configuration: CurlTransport.Configuration) throws(CourierError) {
+    let request = ticket.request
+    let context = Unmanaged.passUnretained(self).toOpaque()
+    try set(CURLOPT_ERRORBUFFER, pointer: UnsafeRawPointer(errorBuffer))
+    let urlSet = request.url.absoluteString.withCString {
+      courier_curl_easy_setopt_pointer(easy, CURLOPT_URL, $0)
+    }
+    guard urlSet == CURLE_OK else {
+      throw CurlErrorMapping.courierError(
+        code: Int(urlSet.rawValue), detail: "the URL was refused", request: request)
+    }
+    try set(CURLOPT_NOSIGNAL, 1)
+    try set(CURLOPT_PROTOCOLS_STR, string: "http,https")
+    try set(
+      CURLOPT_HTTP_VERSION,
+      configuration.httpVersion == .http2
+        ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1)
+    try set(CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(configuration.connectTimeout))
+    if let idle = configuration.idleTimeout {
+      try set(CURLOPT_LOW_SPEED_LIMIT, 1)
+      try set(CURLOPT_LOW_SPEED_TIME, max(1, (Self.milliseconds(idle) + 999) / 1_000))
+    }
+    if let timeout = request.timeout {
+      try set(CURLOPT_TIMEOUT_MS, Self.milliseconds(timeout))
+    }
+    if configuration.contentDecoding == .automatic {
+      try set(CURLOPT_ACCEPT_ENCODING, string: "")
+    } else {
+      try set(CURLOPT_HTTP_CONTENT_DECODING, 0)
+    }
+    if let path = configuration.tls.caBundlePath { try set(CURLOPT_CAINFO, string: path) }
+    if let key = configuration.tls.pinnedPublicKey {
+      try set(CURLOPT_PINNEDPUBLICKEY, string: key)
+    }
+
+    try check(
+      courier_curl_easy_setopt_write_callback(easy, CURLOPT_WRITEFUNCTION) {
+        bytes, size, count, context in
+        guard let bytes, let context else { return 0 }
+        return Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+          .receiveBody(UnsafeRawPointer(bytes), count: size * count)
+      })
+    try set(CURLOPT_WRITEDATA, pointer: context)
+    try check(
+      courier_curl_easy_setopt_write_callback(easy, CURLOPT_HEADERFUNCTION) {
+        bytes, size, count, context in
+        guard let bytes, let context else { return 0 }
+        return Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+          .receiveHeader(UnsafeRawPointer(bytes), count: size * count)
+      })
+    try set(CURLOPT_HEADERDATA, pointer: context)
+
+    let hasBody = try configureMethodAndBody(request, context: context)
+    try configureHeaders(request.headers, hasBody: hasBody)
+  }
+
+  /// Sets the method and the body; `true` when a body is sent.
+  private func configureMethodAndBody(
+    _ request: Request, context: UnsafeMutableRawPointer
+  ) throws(CourierError) -> Bool {
+    let method = request.method.rawValue
+    if method == "HEAD" {
+      try set(CURLOPT_NOBODY, 1)
+      return false
+    }
+    if let url = request.body.fileURL {
+      try openFile(url, request: request)
+      try set(CURLOPT_POST, 1)
+      try check(
+        courier_curl_easy_setopt_read_callback(easy, CURLOPT_READFUNCTION) {
+          buffer, size, count, context in
+          guard let buffer, let context else { return courier_curl_readfunc_abort }
+          return Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+            .readFile(into: buffer, count: size * count)
+        })
+      try set(CURLOPT_READDATA, pointer: context)
+      try check(
+        courier_curl_easy_setopt_seek_callback(easy, CURLOPT_SEEKFUNCTION) {
+          context, offset, origin in
+          guard let context else { return courier_curl_seekfunc_fail }
+          return Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+            .seekFile(to: offset, origin: origin)
+        })
+      try set(CURLOPT_SEEKDATA, pointer: context)
+    } else if let data = request.body.data, !data.isEmpty {
+      try setMemoryBody(data)
+    } else if ["POST", "PUT", "PATCH"].contains(method) {
+      // An empty body that is still a body: `Content-Length: 0`.
+      try setMemoryBody(Data())
+    } else {
+      if method != "GET" { try set(CURLOPT_CUSTOMREQUEST, string: method) }
+      return false
+    }
+    if method != "POST" { try set(CURLOPT_CUSTOMREQUEST, string: method) }
+    return true
+  }
+
+  private func setMemoryBody(_ data: Data) throws(CourierError) {
+    // At least one byte, so the pointer is never null: a null POSTFIELDS would make libcurl
+    // read the body from stdin.
+    let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, data.count), alignment: 1)
+    data.copyBytes(to: copy.bindMemory(to: UInt8.self), count: data.count)
+    bodyCopy = copy
+    try set(CURLOPT_POST, 1)
+    try check(
+      courier_curl_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(data.count)))
+    try set(CURLOPT_POSTFIELDS, pointer: UnsafeRawPointer(copy.baseAddress))
+  }
+
+  private func openFile(_ url: URL, request: Request) throws(CourierError) {
+    let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
+    var info = stat()
+    guard descriptor >= 0, fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG
+    else {
+      let reason = String(cString: strerror(errno))
+      if descriptor >= 0 { close(descriptor) }
+      throw CourierError(
+        kind: .invalidRequest,
+        debugMessage: "the file body \(url.lastPathComponent) cannot be read: "
+          + ((descriptor >= 0) ? "not a regular file" : reason),
+        request: request, attempts: 1, stage: "transport")
+    }
+    file = descriptor
+    try check(
+      courier_curl_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(info.st_size)))
+  }
+
+  /// The request's fields as libcurl header lines. A name with several values is sent once,
+  /// its values joined in order — `Cookie` with `"; "` (RFC 6265 §5.4), any other with `", "`
+  /// (RFC 9110 §5.3) — as `URLSessionTransport` sends them. For bodies, libcurl's own `Expect:
+  /// 100-continue` (a round trip of waiting before large bodies) and its default
+  /// `Content-Type: application/x-www-form-urlencoded` are suppressed unless the request sets
+  /// them.
+  private func configureHeaders(_ headers: HTTPHeaders, hasBody: Bool) throws(CourierError) {
+    var order: [HTTPHeaders.Name] = []
+    var values: [HTTPHeaders.Name: String] = [:]
+    for field in headers {
+      if let existing = values[field.name] {
+        values[field.name] = existing + (field.name == .cookie ? "; " : ", ") + field.value
+      } else {
+        order.append(field.name)
+        values[field.name] = field.value
+      }
+    }
+    var lines: [String] = []
+    lines.reserveCapacity(order.count + 2)
+    for name in order {
+      let value = values[name] ?? ""
+      // "Name:" would remove libcurl's own header of that name; "Name;" sends it empty.
+      lines.append(value.isEmpty ? "\(name.rawName);" : "\(name.rawName): \(value)")
+    }
+    if hasBody, headers["Expect"] == nil { lines.append("Expect:") }
+    if hasBody, !headers.contains(.contentType) { lines.append("Content-Type:") }
+    for line in lines {
+      guard let list = curl_slist_append(headerList, line) else {
+        throw CourierError(
+          kind: .transport, debugMessage: "curl_slist_append failed", request: ticket.request,
+          attempts: 1, stage: "transport")
+      }
+      headerList = list
+    }
+    if let headerList { try set(CURLOPT_HTTPHEADER, pointer: UnsafeRawPointer(headerList)) }
+  }
+
+  // MARK: Callbacks (loop thread)
+
+  private func receiveBody(_ bytes: UnsafeRawPointer, count: Int) -> Int {
+    if !bodyStarted {
+      bodyStarted = true
+      var length: curl_off_t = -1
+      if courier_curl_easy_getinfo_off_t(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
+        == CURLE_OK, length > 0, length <= limit
+      {
+        body.reserveCapacity(Int(length))
+      }
+    }
+    guard body.count + count <= limit else {
+      // Any count but the one given aborts the transfer (CURLE_WRITE_ERROR): memory never
+      // grows past the limit, however large or compressed the body is.
+      bodyTooLarge = true
+      return 0
+    }
+    body.append(bytes.assumingMemoryBound(to: UInt8.self), count: count)
+    return count
+  }
+
+  private func receiveHeader(_ bytes: UnsafeRawPointer, count: Int) -> Int {
+    let line = UnsafeRawBufferPointer(start: bytes, count: count)
+    if line.starts(with: "HTTP/".utf8) {
+      // A new response: an interim 1xx (or an earlier hop) is forgotten.
+      headerLines.removeAll(keepingCapacity: true)
+      headersComplete = false
+      return count
+    }
+    var end = line.count
+    while end > 0, line[end - 1] == 0x0A || line[end - 1] == 0x0D { end -= 1 }
+    if end == 0 {
+      headersComplete = true
+      return count
+    }
+    guard !headersComplete else { return count }
+    headerLines.append(contentsOf: line[0..<end])
+    headerLines.append(0x0A)
+    return count
+  }
+
+  /// The fields in `lines` (see ``headerLines``), in order. A line that starts with a space or
+  /// a tab continues the previous field's value (obs-fold, RFC 9112 §5.2); a line without a
+  /// colon is dropped.
+  static func parseHeaderLines(_ lines: [UInt8]) -> [(String, String)] {
+    var fields: [(String, String)] = []
+    for line in lines.split(separator: 0x0A) {
+      if let first = line.first, first == 0x20 || first == 0x09 {
+        if let last = fields.popLast() { fields.append((last.0, last.1 + " " + trimmed(line))) }
+        continue
+      }
+      guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { continue }
+      fields.append(
+        (
+          String(decoding: line[line.startIndex..<colon], as: UTF8.self),
+          trimmed(line[(colon + 1)...])
+        ))
+    }
+    return fields
+  }
+
+  private static func trimmed(_ bytes: ArraySlice<UInt8>) -> String {
+    var slice = bytes
+    while let first = slice.first, first == 0x20 || first == 0x09 { slice = slice.dropFirst() }
+    while let last = slice.last, last == 0x20 || last == 0x09 { slice = slice.dropLast() }
+    return String(decoding: slice, as: UTF8.self)
+  }
+
+  private func readFile(into buffer: UnsafeMutablePointer<CChar>, count: Int) -> Int {
+    let read = read(file, buffer, count)
+    guard read >= 0 else {
+      fileFailed = true
+      return courier_curl_readfunc_abort
+    }
+    return read
+  }
+
+  private func seekFile(to offset: curl_off_t, origin: Int32) -> Int32 {
+    lseek(file, off_t(offset), origin) < 0 ? courier_curl_seekfunc_fail : courier_curl_seekfunc_ok
+  }
+
+  // MARK: Completion
+
+  /// The response, or the error, for libcurl's result `code`.
+  func complete(_ code: CURLcode) -> Result<Response, CourierError> {
+    let request = ticket.request
+    if code == CURLE_OK {
+      var status = 0
+      _ = courier_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+      let lines = headerLines
+      // Parsed when first read: many responses are decoded without a header being read.
+      return .success(
+        Response(
+          status: status,
+          headers: HTTPHeaders(receivedLazily: { CurlTransfer.parseHeaderLines(lines) }),
+          body: body, request: request))
+    }
+    if bodyTooLarge {
+      return .failure(
+        CourierError(
+          kind: .bodyTooLarge,
+          debugMessage: "the response body passed CurlTransport's limit of "
+            + "\(DescriptionText.bytes(limit)); the transfer was aborted",
+          request: request, attempts: 1, stage: "transport"))
+    }
+    let detail = String(cString: errorBuffer)
+    var error = CurlErrorMapping.courierError(
+      code: Int(code.rawValue), detail: detail, request: request)
+    if fileFailed {
+      error.kind = .invalidRequest
+      error.debugMessage += "; the file body could not be read"
+    }
+    return .failure(error)
+  }
+
+  /// How many connections libcurl opened for this transfer.
+  func connectionsOpened() -> Int {
+    var count = 0
+    _ = courier_curl_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &count)
+    return count
+  }
+
+  /// Frees what the transfer allocated and closes its file; the easy handle is the loop's.
+  func release() {
+    if let headerList {
+      curl_slist_free_all(headerList)
+      self.headerList = nil
+    }
+    bodyCopy?.deallocate()
+    bodyCopy = nil
+    if file >= 0 {
+      close(file)
+      file = -1
+    }
+  }
+
+  deinit {
+    release()
+    errorBuffer.deallocate()
+  }
+
+  // MARK: Options
+
+  private func set(_ option: CURLoption, _ value: Int) throws(CourierError) {
+    try check(courier_curl_easy_setopt_long(easy, option, value))
+  }
+
+  private func set(_ option: CURLoption, pointer: UnsafeRawPointer?) throws(CourierError) {
+    try check(courier_curl_easy_setopt_pointer(easy, option, pointer))
+  }
+
+  /// libcurl copies string options (since 7.17), so a temporary C string is enough.
+  private func set(_ option: CURLoption, string: String) throws(CourierError) {
+    try check(string.withCString { courier_curl_easy_setopt_pointer(easy, option, $0) })
+  }
+
+  private func check(_ code: CURLcode) throws(CourierError) {
+    guard code == CURLE_OK else {
+      throw CurlErrorMapping.courierError(
+        code: Int(code.rawValue), detail: "curl_easy_setopt failed", request: ticket.request)
+    }
+  }
+
+  private static func milliseconds(_ duration: Duration) -> Int {
+    let (seconds, attoseconds) = duration.components
+    let total = Double(seconds) * 1_000 + Double(attoseconds) / 1e15
+    return max(1, Int(total.rounded(.up).clamped(to: 1...Double(Int32.max))))
+  }
+}
+
+extension Double {
+  fileprivate func clamped(to range: ClosedRange<Double>) -> Double {
+    Swift.min(Swift.max(self, range.lowerBound), range.upperBound)
+  }
+}

@@ -1,0 +1,468 @@
+import Courier
+import CourierTesting
+import Foundation
+import Testing
+
+@testable import CourierCurl
+
+/// What only `CurlTransport` has: libcurl's error codes, its body limit, content decoding,
+/// redirects and interim responses as it handles them, TLS options, signals, and its thread
+/// and descriptors. The behaviour it shares with every transport is in
+/// `TransportConformanceTests`.
+@Suite("CurlTransport", .timeLimit(.minutes(1)))
+struct CurlTransportTests {
+  // MARK: Errors
+
+  @Test("every CURLcode maps to a kind; the table's landmarks")
+  func errorTable() {
+    let expected: [Int: CourierError.Kind] = [
+      5: .cannotFindHost, 6: .cannotFindHost, 7: .cannotConnect, 8: .badResponse,
+      18: .connectionLost, 23: .transport, 26: .invalidRequest, 28: .timedOut,
+      35: .secureConnectionFailed, 42: .cancelled, 47: .badResponse, 52: .connectionLost,
+      55: .connectionLost, 56: .connectionLost, 60: .secureConnectionFailed, 61: .corruptBody,
+      63: .bodyTooLarge, 77: .secureConnectionFailed, 90: .secureConnectionFailed,
+      92: .connectionLost, 97: .cannotConnect, 99: .transport, 1_000: .transport,
+    ]
+    for (code, kind) in expected {
+      #expect(CurlErrorMapping.kind(forCode: code) == kind, "CURLcode \(code)")
+    }
+    for code in 1...99 {
+      #expect(!CurlErrorMapping.summary(forCode: code).isEmpty, "CURLcode \(code)")
+    }
+    #expect(CurlErrorMapping.summary(forCode: 7) == "Couldn't connect to server")
+  }
+
+  @Test(
+    "a refused connection: libcurl's detail in debugDescription, never in the reason, URL redacted")
+  func refusedConnectionText() async throws {
+    let server = try MockServer()
+    let port = server.port
+    server.shutdown()
+    let url = try #require(
+      URL(string: "http://alice:hunter2@127.0.0.1:\(port)/x?api_key=SECRET-KEY-123&v=2"))
+    let transport = CurlTransport()
+    defer { transport.shutdown() }
+    let client = Client(transport: transport, locale: "en")
+    let failure = try #require(await courierError { try await client.send(Request(url: url)) })
+    #expect(failure.kind == .cannotConnect)
+    let underlying = try #require(failure.underlying as? CurlError)
+    #expect(underlying.code == 7)
+    #expect(underlying.detail.contains("Failed to connect"))
+    #expect(failure.debugDescription.contains("libcurl error 7 (Couldn't connect to server)"))
+    #expect(failure.debugDescription.contains("Failed to connect to 127.0.0.1"))
+    #expect(failure.debugDescription.contains("api_key=***&v=***"))
+    #expect(failure.reason == "Could not connect to the server. Please try again later.")
+    for text in [
+      failure.debugDescription, failure.description, failure.localizedDescription, "\(failure)",
+    ] {
+      #expect(!text.contains("SECRET-KEY-123") && !text.contains("hunter2"), "\(text)")
+    }
+  }
+
+  @Test("a file body that is a directory is invalidRequest")
+  func directoryBody() async throws {
+    let fixture = try CurlFixture()
+    defer { fixture.shutdown() }
+    let error = await courierError {
+      try await fixture.client.send(
+        Request(
+          method: .post, url: fixture.server.url("u"),
+          body: .file(FileManager.default.temporaryDirectory)))
+    }
+    #expect(error?.kind == .invalidRequest)
+    #expect(fixture.server.requestCount == 0)
+  }
+
+  // MARK: Body limit and decoding
+
+  @Test("a body past maximumResponseBodySize is bodyTooLarge; one at the limit arrives")
+  func bodyLimit() async throws {
+    var configuration = CurlTransport.Configuration.standard
+    configuration.maximumResponseBodySize = 64 * 1024
+    let fixture = try CurlFixture(configuration)
+    defer { fixture.shutdown() }
+    fixture.server.enqueue(MockResponse(status: 200, body: Data(count: 64 * 1024)))
+    fixture.server.enqueue(MockResponse(status: 200, body: Data(count: 1024 * 1024)))
+    fixture.server.enqueue(MockResponse(status: 200, body: Data(count: 100_000), chunked: true))
+    #expect(try await fixture.client.send(Endpoint<Data>(.get, "a")).count == 64 * 1024)
+    for path in ["b", "c"] {
+      let error = await courierError { try await fixture.client.send(Endpoint<Data>(.get, path)) }
+      #expect(error?.kind == .bodyTooLarge)
+      #expect(error?.debugDescription.contains("64 KiB") == true)
+    }
+    // The transport still works (the aborted connection was closed, not reused).
+    fixture.server.enqueue(.text("ok"))
+    #expect(try await fixture.client.send(Endpoint<String>(.get, "d")) == "ok")
+  }
+
+  @Test("libcurl decoding on: a gzip bomb stops at the limit, counted after decoding")
+  func gzipBombWithAutomaticDecoding() async throws {
+    var configuration = CurlTransport.Configuration.standard
+    configuration.contentDecoding = .automatic
+    configuration.maximumResponseBodySize = 1024 * 1024
+    let fixture = try CurlFixture(configuration)
+    defer { fixture.shutdown() }
+    // 64 MiB of zeros is about 64 KiB of gzip: well under the limit on the wire.
+    let bomb = try GzipCompressor.compress(zeros(64 * 1024 * 1024))
+    #expect(bomb.count < 1024 * 1024)
+    fixture.server.enqueue(
+      MockResponse(status: 200, body: bomb).addingHeader("Content-Encoding", "gzip"))
+    let error = await courierError { try await fixture.client.send(Endpoint<Data>(.get, "bomb")) }
+    #expect(error?.kind == .bodyTooLarge)
+    #expect(try await fixture.server.takeRequest().header("Accept-Encoding") != nil)
+  }
+
+  @Test("libcurl decoding on: a gzip body arrives decoded, Content-Encoding as sent")
+  func automaticDecoding() async throws {
+    var configuration = CurlTransport.Configuration.standard
+    configuration.contentDecoding = .automatic
+    let fixture = try CurlFixture(configuration)
+    defer { fixture.shutdown() }
+    let json = Data(#"{"name":"Li","age":30}"#.utf8)
+    fixture.server.enqueue(
+      MockResponse(status: 200, body: try GzipCompressor.compress(json))
+        .addingHeader("Content-Encoding", "gzip"))
+    let response = try await fixture.client.send(Request(url: fixture.server.url("gz")))
+    #expect(response.body == json)
+    #expect(response.headers[.contentEncoding] == "gzip")
+  }
+
+  @Test("by default nothing asks for compression and bodies arrive as sent")
+  func noDecodingByDefault() async throws {
+    let fixture = try CurlFixture()
+    defer { fixture.shutdown() }
+    let compressed = try GzipCompressor.compress(Data("hello".utf8))
+    fixture.server.enqueue(
+      MockResponse(status: 200, body: compressed).addingHeader("Content-Encoding", "gzip"))
+    let response = try await fixture.client.send(Request(url: fixture.server.url("raw")))
+    #expect(response.body == compressed)
+    #expect(try await fixture.server.takeRequest().header("Accept-Encoding") == nil)
+  }
+
+  @Test("GzipMiddleware over curl: a body labelled gzip that is plain JSON still decodes")
+  func mislabelledGzip() async throws {
+    // URLSession fails this response with -1 "content unencoding" (see
+    // TransportHardeningTests.corruptGzipBody); with libcurl's decoding off, GzipMiddleware
+    // sees the bytes are not gzip and passes them on.
+    let fixture = try CurlFixture(middleware: [GzipMiddleware()])
+    defer { fixture.shutdown() }
+    fixture.server.enqueue(
+      MockResponse.json(#"{"name":"Li","age":30}"#).addingHeader("Content-Encoding", "gzip"))
+    let decoded = try await fixture.client.response(for: Endpoint<Profile>(.get, "me"))
+    #expect(decoded.value == Profile(name: "Li", age: 30))
+    #expect(decoded.response.headers[.contentEncoding] == nil)
+  }
+
+  @Test("GzipMiddleware over curl: a gzip response is decoded once, with true headers")
+  func gzipDecodedOnce() async throws {
+    let fixture = try CurlFixture(middleware: [GzipMiddleware()])
+    defer { fixture.shutdown() }
+    let json = #"{"name":"\#(String(repeating: "Li Lei ", count: 300))","age":30}"#
+    let compressed = try GzipCompressor.compress(Data(json.utf8))
+    fixture.server.enqueue(
+      MockResponse(status: 200, body: compressed)
+        .addingHeader("Content-Type", "application/json")
+        .addingHeader("Content-Encoding", "gzip"))
+    let decoded = try await fixture.client.response(for: Endpoint<Profile>(.get, "me"))
+    #expect(decoded.value.age == 30)
+    #expect(decoded.response.body == Data(json.utf8))
+    #expect(decoded.response.headers[.contentEncoding] == nil)
+    #expect(decoded.response.headers[.contentLength] == String(json.utf8.count))
+    #expect(try await fixture.server.takeRequest().header("Accept-Encoding") == "gzip, deflate")
+  }
+
+  // MARK: Redirects and interim responses
+
+  @Test("a redirect is returned as it is, not followed")
+  func redirectReturned() async throws {
+    let fixture = try CurlFixture()
+    defer { fixture.shutdown() }
+    fixture.server.enqueue(MockResponse(status: 302).addingHeader("Location", "/elsewhere"))
+    fixture.server.enqueue(.text("should not be fetched"))
+    let response = try await fixture.client.send(Request(url: fixture.server.url("old")))
+    #expect(response.status == 302)
+    #expect(response.headers[.location] == "/elsewhere")
+    #expect(fixture.server.requestCount == 1)
+  }
+
+  @Test("an interim 103 response's headers are dropped; the final response's are kept")
+  func interimResponse() async throws {
+    let reply = Data(
+      ("HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n"
+        + "HTTP/1.1 200 OK\r\nX-Final: yes\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+        .utf8)
+    let server = try RawServer(reply: reply)
+    let transport = CurlTransport()
+    defer { transport.shutdown() }
+    let url = try #require(URL(string: "http://127.0.0.1:\(server.port)/early"))
+    let response = try await Client(transport: transport).send(Request(url: url))
+    server.finish()
+    #expect(response.status == 200)
+    #expect(response.bodyText == "ok")
+    #expect(response.headers["X-Final"] == "yes")
+    #expect(response.headers["Link"] == nil)
+  }
+
+  @Test("chunked trailers do not become headers")
+  func trailersIgnored() async throws {
+    let reply = Data(
+      ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        + "2\r\nok\r\n0\r\nX-Trailer: late\r\n\r\n").utf8)
+    let server = try RawServer(reply: reply)
+    let transport = CurlTransport()
+    defer { transport.shutdown() }
+    let url = try #require(URL(string: "http://127.0.0.1:\(server.port)/t"))
+    let response = try await Client(transport: transport).send(Request(url: url))
+    server.finish()
+    #expect(response.bodyText == "ok")
+    #expect(response.headers["X-Trailer"] == nil)
+    #expect(response.headers["Transfer-Encoding"] == "chunked")
+  }
+
+  // MARK: Timeouts, cancellation, connections
+
+  @Test("Request.timeout is applied by libcurl to the millisecond, without middleware")
+  func libcurlTimeout() async throws {
+    let fixture = try CurlFixture()
+    defer { fixture.shutdown() }
+    fixture.server.enqueue(MockResponse(fault: .hang))
+    var request = Request(url: fixture.server.url("hang"))
+    request.timeout = .milliseconds(200)
+    let started = ContinuousClock.now
+    let error = await courierError { try await fixture.transport.send(request) }
+    #expect(error?.kind == .timedOut)
+    #expect((error?.underlying as? CurlError)?.code == 28)
+    #expect(ContinuousClock.now - started >= .milliseconds(200))
+  }
+
+  @Test("a cancelled transfer's connection is closed")
+  func cancellationClosesConnection() async throws {
+    // In a child process, whose sockets can be counted without other suites' noise.
+    let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+      try await cancellationScenario()
+    }
+    if let result, result.exitStatus != .exitCode(EXIT_SUCCESS) {
+      Issue.record(
+        "the child's standard error:\n\(String(decoding: result.standardErrorContent, as: UTF8.self))"
+      )
+    }
+  }
+
+  @Test("connections are reused and capped per host")
+  func connectionCap() async throws {
+    var configuration = CurlTransport.Configuration.standard
+    configuration.maximumConnectionsPerHost = 3
+    let fixture = try CurlFixture(configuration)
+    defer { fixture.shutdown() }
+    fixture.server.setDispatcher { _ in MockResponse(status: 200, delay: .milliseconds(20)) }
+    let client = fixture.client
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for index in 0..<30 {
+        group.addTask { _ = try await client.send(Endpoint<Data>(.get, "c/\(index)")) }
+      }
+      try await group.waitForAll()
+    }
+    var connections: Set<Int> = []
+    for _ in 0..<30 { connections.insert(try await fixture.server.takeRequest().connectionIndex) }
+    #expect(connections.count <= 3)
+    #expect(fixture.transport.openedConnections == connections.count)
+  }
+
+  // MARK: Protocol and TLS options
+
+  @Test("HTTP/1.1 by default; the HTTP/2 opt-in stays HTTP/1.1 without TLS")
+  func httpVersion() async throws {
+    for version in [CurlTransport.HTTPVersion.http1, .http2] {
+      var configuration = CurlTransport.Configuration.standard
+      configuration.httpVersion = version
+      let fixture = try CurlFixture(configuration)
+      defer { fixture.shutdown() }
+      fixture.server.enqueue(MockResponse(status: 204))
+      _ = try await fixture.client.send(Request(url: fixture.server.url("v")))
+      #expect(try await fixture.server.takeRequest().version == "HTTP/1.1")
+    }
+  }
+
+  @Test(
+    "TLS: a CA bundle that cannot be read, or a handshake with a plain server, is secureConnectionFailed"
+  )
+  func tlsFailures() async throws {
+    for tls in [
+      CurlTransport.TLS(caBundlePath: "/nonexistent/courier-ca.pem"),
+      CurlTransport.TLS(pinnedPublicKey: "sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="),
+    ] {
+      // A server that answers a TLS ClientHello with plain HTTP.
+      let server = try RawServer(
+        reply: Data("HTTP/1.1 400 Bad Request\r\n\r\n".utf8), readsHead: false)
+      let url = try #require(URL(string: "https://127.0.0.1:\(server.port)/tls"))
+      var configuration = CurlTransport.Configuration.standard
+      configuration.tls = tls
+      let transport = CurlTransport(configuration: configuration)
+      defer { transport.shutdown() }
+      let error = await courierError {
+        try await Client(transport: transport).send(Request(url: url))
+      }
+      server.finish()
+      #expect(error?.kind == .secureConnectionFailed, "\(String(reflecting: error))")
+    }
+  }
+
+  @Test("the description names what changes the wire")
+  func description() {
+    #expect(
+      CurlTransport().description
+        == "CurlTransport(HTTP/1.1; 8 connections per host; body limit 32 MiB; decoding: none)")
+    let configuration = CurlTransport.Configuration.standard
+    #expect(configuration.maximumResponseBodySize == ResponsePipeline.defaultMaximumDecodedBodySize)
+    #expect(configuration.connectTimeout == .seconds(10))
+    #expect(configuration.idleTimeout == .seconds(60))
+  }
+
+  // MARK: Signals, threads, descriptors
+
+  @Test("SIGPIPE is blocked on the event-loop thread, where libcurl does all socket I/O")
+  func sigpipeBlocked() throws {
+    let transport = CurlTransport()
+    defer { transport.shutdown() }
+    let loops = threads(named: "courier-curl")
+    #expect(!loops.isEmpty)
+    for task in loops {
+      let status = try String(contentsOfFile: "/proc/self/task/\(task)/status", encoding: .utf8)
+      let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("SigBlk:") })
+      let mask = try #require(
+        UInt64(line.dropFirst(7).trimmingCharacters(in: .whitespaces), radix: 16))
+      #expect(mask & (1 << (UInt64(SIGPIPE) - 1)) != 0)
+    }
+  }
+
+  @Test("uploading to a peer that resets the connection fails cleanly, the process lives on")
+  func uploadToResettingPeer() async throws {
+    let server = try RawServer(reply: Data(), reset: true)
+    let transport = CurlTransport()
+    defer { transport.shutdown() }
+    let url = try #require(URL(string: "http://127.0.0.1:\(server.port)/upload"))
+    let request = Request(method: .post, url: url, body: .data(Data(count: 8 * 1024 * 1024)))
+    let error = await courierError { try await Client(transport: transport).send(request) }
+    server.finish()
+    #expect(
+      [.connectionLost, .badResponse, .cannotConnect].contains(error?.kind),
+      "\(String(reflecting: error))")
+  }
+
+  @Test("descriptors and threads are back to their starting counts after shutdown")
+  func resourcesReleased() async throws {
+    // In a child process: other suites open and close descriptors and threads all the time.
+    let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+      try await resourcesScenario()
+    }
+    if let result, result.exitStatus != .exitCode(EXIT_SUCCESS) {
+      Issue.record(
+        "the child's standard error:\n\(String(decoding: result.standardErrorContent, as: UTF8.self))"
+      )
+    }
+  }
+}
+
+/// A hanging request is cancelled: both ends of its connection must close (the server closes
+/// its end when it reads the client's FIN; a connection left open would keep both).
+private func cancellationScenario() async throws {
+  let server = try MockServer()
+  defer { server.shutdown() }
+  let transport = CurlTransport()
+  defer { transport.shutdown() }
+  let client = Client(baseURL: server.baseURL, transport: transport)
+  let baseline = openSockets()
+  server.enqueue(MockResponse(fault: .hang))
+  let task = Task { try await client.send(Endpoint<Data>(.get, "hang")) }
+  _ = try await server.takeRequest()
+  #expect(openSockets() == baseline + 2)
+  task.cancel()
+  #expect(await courierError { try await task.value }?.kind == .cancelled)
+  // No event says when the server thread has seen the FIN: look, for at most 2 s.
+  for _ in 0..<400 where openSockets() > baseline {
+    try await Task.sleep(for: .milliseconds(5))
+  }
+  #expect(openSockets() == baseline, "\(openDescriptors())")
+  #expect(transport.openedConnections == 1)
+}
+
+struct Profile: Codable, Sendable, Equatable {
+  let name: String
+  let age: Int
+}
+
+/// Five transports that send, keep connections alive, cancel and time out, then shut down (with
+/// a request in flight or not), and one shut down by being dropped: descriptors and threads
+/// must be back where they started.
+private func resourcesScenario() async throws {
+  let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+    "courier-curl-\(UUID().uuidString).bin")
+  try Data(count: 100_000).write(to: file)
+  defer { try? FileManager.default.removeItem(at: file) }
+  // One round first, for what the process keeps once: libcurl's global state, the
+  // cooperative pool's threads, the timerfd Dispatch opens for its first timer.
+  do {
+    let server = try MockServer()
+    try await resourcesRound(0, server: server, file: file)
+    server.shutdown()
+  }
+  let before = processResources()
+  let descriptorsBefore = openDescriptors()
+  // MockServer.shutdown() joins its threads and closes its sockets, so the server is measured
+  // out as well.
+  let server = try MockServer()
+  for round in 0..<5 { try await resourcesRound(round, server: server, file: file) }
+  do {
+    // Dropped without shutdown(): deinit shuts it down and joins its thread.
+    let transport = CurlTransport()
+    let client = Client(baseURL: server.baseURL, transport: transport)
+    #expect(try await client.send(Endpoint<String>(.get, "dropped")) == "ok")
+  }
+  server.shutdown()
+  let after = processResources()
+  #expect(
+    after.descriptors == before.descriptors,
+    "descriptors \(before) → \(after): \(descriptorsBefore) → \(openDescriptors())")
+  // The process may end a thread of its own meanwhile (a Dispatch worker, under TSan its
+  // helper); none may be left over.
+  #expect(after.threads <= before.threads, "threads \(before) → \(after)")
+  #expect(threads(named: "courier-curl").isEmpty)
+}
+
+/// One transport: 10 keep-alive requests, a file upload, then three hanging requests — one
+/// cancelled, one timed out by libcurl, one left for shutdown (odd rounds: for cancelAll).
+private func resourcesRound(_ round: Int, server: MockServer, file: URL) async throws {
+  server.setDispatcher { request in
+    request.path.hasPrefix("/hang") ? MockResponse(fault: .hang) : .text("ok")
+  }
+  let transport = CurlTransport()
+  let client = Client(baseURL: server.baseURL, transport: transport)
+  for index in 0..<10 {
+    #expect(try await client.send(Endpoint<String>(.get, "ok/\(index)")) == "ok")
+  }
+  _ = try await client.send(Request(method: .post, url: server.url("file"), body: .file(file)))
+  let hanging = Task { try await client.send(Endpoint<Data>(.get, "hang/cancel")) }
+  let timedOut = Task {
+    try await client.send(Endpoint<Data>(.get, "hang/timeout").timeout(.milliseconds(300)))
+  }
+  let left = Task { try await client.send(Endpoint<Data>(.get, "hang/shutdown")) }
+  while server.requestCount < (round + 1) * 14 { _ = try await server.takeRequest() }
+  hanging.cancel()
+  #expect(await courierError { try await hanging.value }?.kind == .cancelled)
+  #expect(await courierError { try await timedOut.value }?.kind == .timedOut)
+  if !round.isMultiple(of: 2) { #expect(client.cancelAll() == 1) }
+  transport.shutdown()
+  #expect(await courierError { try await left.value }?.kind == .cancelled)
+}
+
+@Test(
+  "header lines: repeated fields kept apart, obs-fold joined, lines without a colon dropped",
+  .timeLimit(.minutes(1)))
+func headerLineParsing() {
+  let lines = Array(
+    "Set-Cookie: a=1\nSet-Cookie: b=2\nX-Fold: one\n  two\nbroken line\nX-Empty:\n  X-Late: x\n"
+      .utf8)
+  let fields = CurlTransfer.parseHeaderLines(lines)
+  #expect(fields.map(\.0) == ["Set-Cookie", "Set-Cookie", "X-Fold", "X-Empty"])
+  #expect(fields.map(\.1) == ["a=1", "b=2", "one two", " X-Late: x"])
+}

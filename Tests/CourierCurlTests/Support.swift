@@ -1,0 +1,133 @@
+import Courier
+import CourierTesting
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A server and a client over a ``CurlTransport``, shut down by the test.
+struct CurlFixture {
+  let server: MockServer
+  let transport: CurlTransport
+  let client: Client
+
+  init(
+    _ configuration: CurlTransport.Configuration = .standard,
+    middleware: [any Middleware] = [], pipeline: ResponsePipeline = .standard
+  ) throws {
+    server = try MockServer()
+    transport = CurlTransport(configuration: configuration)
+    client = Client(
+      baseURL: server.baseURL, transport: transport, middleware: middleware, pipeline: pipeline,
+      locale: "en")
+  }
+
+  func shutdown() {
+    transport.shutdown()
+    server.shutdown()
+  }
+}
+
+/// A one-connection TCP server on 127.0.0.1 that does what MockServer will not: it reads the
+/// request head (unless `readsHead` is `false`), then writes `reply` byte for byte (or, with
+/// `reset`, closes at once with a TCP reset without reading anything) and closes.
+final class RawServer: Sendable {
+  let port: Int
+  private let listener: Int32
+  private let done = DispatchSemaphore(value: 0)
+
+  init(reply: Data, readsHead: Bool = true, reset: Bool = false) throws {
+    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard socket >= 0 else { throw POSIXError(.EIO) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(socket, $0, length) == 0 && listen(socket, 4) == 0
+      }
+    }
+    let named = withUnsafeMutablePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
+    }
+    guard bound, named == 0 else {
+      close(socket)
+      throw POSIXError(.EADDRINUSE)
+    }
+    listener = socket
+    port = Int(UInt16(bigEndian: address.sin_port))
+    let done = self.done
+    Thread.detachNewThread {
+      defer {
+        close(socket)
+        done.signal()
+      }
+      let connection = accept(socket, nil, nil)
+      guard connection >= 0 else { return }
+      defer { close(connection) }
+      if reset {
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        setsockopt(
+          connection, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        return
+      }
+      var head = Data()
+      var buffer = [UInt8](repeating: 0, count: 4096)
+      while readsHead, !head.contains("\r\n\r\n".utf8) {
+        let count = read(connection, &buffer, buffer.count)
+        if count <= 0 { return }
+        head.append(contentsOf: buffer[0..<count])
+      }
+      _ = reply.withUnsafeBytes { write(connection, $0.baseAddress, $0.count) }
+    }
+  }
+
+  /// Waits for the connection to be served and closed.
+  func finish() {
+    done.wait()
+  }
+}
+
+extension Data {
+  fileprivate func contains(_ bytes: String.UTF8View) -> Bool {
+    range(of: Data(bytes)) != nil
+  }
+}
+
+/// The number of open descriptors and of threads of this process.
+func processResources() -> (descriptors: Int, threads: Int) {
+  let manager = FileManager.default
+  let descriptors = (try? manager.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
+  let threads = (try? manager.contentsOfDirectory(atPath: "/proc/self/task").count) ?? -1
+  return (descriptors, threads)
+}
+
+/// What each open descriptor of this process points to (`socket:[…]`, a path, …).
+func openDescriptors() -> [String] {
+  let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+  return entries.sorted().map { entry in
+    let target = try? FileManager.default.destinationOfSymbolicLink(
+      atPath: "/proc/self/fd/\(entry)")
+    return "\(entry)→\(target ?? "?")"
+  }
+}
+
+/// How many sockets this process has open.
+func openSockets() -> Int {
+  openDescriptors().filter { $0.contains("socket:") }.count
+}
+
+/// The ids of this process's threads named `name`.
+func threads(named name: String) -> [String] {
+  let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+  return tasks.filter { task in
+    let comm = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)
+    return comm?.trimmingCharacters(in: .whitespacesAndNewlines) == name
+  }
+}
+
+/// Bytes that compress extremely well: `count` zero bytes.
+func zeros(_ count: Int) -> Data { Data(count: count) }

@@ -1,0 +1,465 @@
+import Courier
+import CourierTesting
+import Foundation
+import Testing
+
+/// The behaviour every transport that talks to a real server must share, run case by case
+/// against each of them (``TransportKind/wire``) over `MockServer`. Every case waits on
+/// sockets, so the suite's time limit applies to each.
+@Suite("Transport conformance over MockServer", .timeLimit(.minutes(1)))
+struct WireConformanceTests {
+  // MARK: Methods and bodies
+
+  @Test(
+    "GET: the exact target goes on the wire and JSON comes back decoded",
+    arguments: TransportKind.wire)
+  func get(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    fixture.server.enqueue(
+      MockResponse.json(#"{"name":"Li","age":30}"#).addingHeader("X-Request-Id", "r-1"))
+    let endpoint = Endpoint<Profile>(.get, "user/check/{phone}")
+      .parameter("phone", "+86 138/0")
+      .query("q", "a b&c").query("tag", "x").query("tag", "y").query("empty", "")
+      .header("X-Trace", "t-1")
+    let decoded = try await fixture.client.response(for: endpoint)
+    #expect(decoded.value == Profile(name: "Li", age: 30))
+    #expect(decoded.response.status == 200)
+    #expect(decoded.response.headers["x-request-id"] == "r-1")
+    #expect(decoded.response.headers[.contentType] == "application/json")
+    let recorded = try await fixture.server.takeRequest()
+    #expect(recorded.method == "GET")
+    #expect(recorded.version == "HTTP/1.1")
+    #expect(recorded.target == "/user/check/%2B86%20138%2F0?q=a%20b%26c&tag=x&tag=y&empty=")
+    #expect(recorded.header("x-trace") == "t-1")
+    #expect(recorded.header("content-length") == nil)
+    #expect(recorded.body.isEmpty)
+  }
+
+  @Test("POST JSON sends the encoded body with its content type", arguments: TransportKind.wire)
+  func postJSON(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    fixture.server.enqueue(.json(#"{"name":"Li","age":31}"#, status: 201))
+    let created = try await fixture.client.send(
+      Endpoint<Profile>(.post, "users").jsonBody(Profile(name: "Li", age: 31)))
+    #expect(created.age == 31)
+    let recorded = try await fixture.server.takeRequest()
+    #expect(recorded.method == "POST")
+    #expect(recorded.header("Content-Type") == "application/json")
+    #expect(recorded.header("Expect") == nil)
+    let sent = try JSONDecoder().decode(Profile.self, from: recorded.body)
+    #expect(sent == Profile(name: "Li", age: 31))
+  }
+
+  @Test("form bodies arrive urlencoded", arguments: TransportKind.wire)
+  func form(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    fixture.server.enqueue(MockResponse(status: 204))
+    try await fixture.client.send(
+      Endpoint<Void>(.post, "login").formBody([("user", "li lei"), ("pass", "p&ss=1+")]))
+    let recorded = try await fixture.server.takeRequest()
+    #expect(recorded.header("content-type") == "application/x-www-form-urlencoded; charset=utf-8")
+    #expect(String(decoding: recorded.body, as: UTF8.self) == "user=li+lei&pass=p%26ss%3D1%2B")
+  }
+
+  @Test(
+    "every method reaches the server as sent, with its body",
+    arguments: TransportKind.wire, ["PUT", "PATCH", "DELETE", "OPTIONS", "PURGE", "POST"])
+  func methods(kind: TransportKind, method: String) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    fixture.server.enqueue(.text("done"))
+    let body = Data("payload for \(method)".utf8)
+    var request = Request(
+      method: try HTTPMethod(method), url: fixture.server.url("m"), body: .data(body))
+    try request.headers.set(.contentType, "text/plain")
+    let response = try await fixture.client.send(request)
+    #expect(response.bodyText == "done")
+    let recorded = try await fixture.server.takeRequest()
+    #expect(recorded.method == method)
+    #expect(recorded.body == body)
+    #expect(recorded.header("content-length") == String(body.count))
+  }
+
+  @Test("HEAD returns the headers and no body", arguments: TransportKind.wire)
+  func head(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    fixture.server.enqueue(.text("a body HEAD must not get").addingHeader("X-Head", "yes"))
+    let response = try await fixture.client.send(
+      Request(method: .head, url: fixture.server.url("h")))
+    #expect(response.status == 200)
+    #expect(response.body.isEmpty)
+    #expect(response.headers["X-Head"] == "yes")
+    #expect(try await fixture.server.takeRequest().method == "HEAD")
+  }
+
+  @Test("204 with no body decodes Void and nil", arguments: TransportKind.wire)
+  func noContent(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    fixture.server.enqueue(MockResponse(status: 204))
+    fixture.server.enqueue(MockResponse(status: 204))
+    try await fixture.client.send(Endpoint<Void>(.delete, "users/1"))
+    #expect(try await fixture.client.send(Endpoint<Profile?>(.get, "users/1")) == nil)
+    #expect(try await fixture.server.takeRequest().method == "DELETE")
+  }
+
+  @Test("404 with a body is httpStatus, and the body stays readable", arguments: TransportKind.wire)
+  func notFound(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    fixture.server.enqueue(.text("no such user", status: 404))
+    let error = await courierError {
+      try await fixture.client.send(Endpoint<Profile>(.get, "users/9"))
+    }
+    #expect(error?.kind == .httpStatus)
+    #expect(error?.status == 404)
+    #expect(error?.response?.bodyText == "no such user")
+    #expect(error?.reason == "The requested content could not be found.")
+  }
+
+  @Test("5 MB bodies go up and come down intact", arguments: TransportKind.wire)
+  func largeBodies(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    let payload = Data((0..<(5 * 1024 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+    fixture.server.enqueue(MockResponse(status: 200, body: payload))
+    let downloaded = try await fixture.client.send(Endpoint<Data>(.get, "blob"))
+    #expect(downloaded == payload)
+    fixture.server.enqueue(MockResponse(status: 204))
+    try await fixture.client.send(
+      Endpoint<Void>(.put, "blob").body(payload, contentType: "application/octet-stream"))
+    _ = try await fixture.server.takeRequest()
+    let uploaded = try await fixture.server.takeRequest()
+    #expect(uploaded.method == "PUT")
+    #expect(uploaded.body == payload)
+  }
+
+  @Test("a chunked response body arrives whole", arguments: TransportKind.wire)
+  func chunkedResponse(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    let payload = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+    fixture.server.enqueue(MockResponse(status: 200, body: payload, chunked: true))
+    #expect(try await fixture.client.send(Endpoint<Data>(.get, "chunked")) == payload)
+  }
+
+  @Test("a file body is streamed from disk", arguments: TransportKind.wire)
+  func fileBody(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "courier-upload-\(UUID().uuidString).bin")
+    let payload = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0) })
+    try payload.write(to: file)
+    defer { try? FileManager.default.removeItem(at: file) }
+    fixture.server.enqueue(MockResponse(status: 204))
+    try await fixture.client.send(
+      Endpoint<Void>(.post, "upload").fileBody(file, contentType: "application/octet-stream"))
+    let recorded = try await fixture.server.takeRequest()
+    #expect(recorded.body == payload)
+    #expect(recorded.header("content-type") == "application/octet-stream")
+  }
+
+  @Test(
+    "a file body that does not exist is invalidRequest, nothing sent", arguments: TransportKind.wire
+  )
+  func missingFileBody(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    let missing = URL(fileURLWithPath: "/nonexistent/courier-\(UUID().uuidString).bin")
+    let error = await courierError {
+      try await fixture.client.send(
+        Request(method: .post, url: fixture.server.url("u"), body: .file(missing)))
+    }
+    #expect(error?.kind == .invalidRequest, "\(String(reflecting: error))")
+    #expect(fixture.server.requestCount == 0)
+  }
+
+  // MARK: Headers
+
+  @Test(
+    "repeated request headers: Cookie joined with \"; \", others with \", \"",
+    arguments: TransportKind.wire)
+  func repeatedRequestHeaders(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    fixture.server.enqueue(MockResponse(status: 204))
+    var request = Request(url: fixture.server.url("h"))
+    try request.headers.add(.cookie, "a=1")
+    try request.headers.add("X-Rep", "x")
+    try request.headers.add(.cookie, "b=2")
+    try request.headers.add("x-rep", "y")
+    try request.headers.add(.accept, "text/plain")
+    _ = try await fixture.client.send(request)
+    let recorded = try await fixture.server.takeRequest()
+    #expect(
+      recorded.headers.filter { $0.name.lowercased() == "cookie" }.map(\.value) == ["a=1; b=2"])
+    #expect(recorded.headers.filter { $0.name.lowercased() == "x-rep" }.map(\.value) == ["x, y"])
+    #expect(recorded.header("Accept") == "text/plain")
+  }
+
+  @Test("a UTF-8 header value reaches the server byte for byte", arguments: TransportKind.wire)
+  func nonASCIIHeaderValue(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    fixture.server.enqueue(MockResponse(status: 204))
+    var request = Request(url: fixture.server.url("h"))
+    try request.headers.add("X-City", "Zürich 北京")
+    _ = try await fixture.client.send(request)
+    #expect(try await fixture.server.takeRequest().header("x-city") == "Zürich 北京")
+  }
+
+  @Test(
+    "repeated Set-Cookie come back one field each, other repeats keep every value",
+    arguments: TransportKind.wire)
+  func repeatedResponseHeaders(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    let expiring = "a=1; Expires=Wed, 21 Oct 2015 07:28:00 GMT; Path=/"
+    fixture.server.enqueue(
+      MockResponse(status: 204)
+        .addingHeader("Set-Cookie", expiring)
+        .addingHeader("Set-Cookie", "b=2; HttpOnly")
+        .addingHeader("X-Foo", "one").addingHeader("X-Foo", "two"))
+    let response = try await fixture.client.send(Request(url: fixture.server.url("c")))
+    #expect(response.headers.values(for: .setCookie) == [expiring, "b=2; HttpOnly"])
+    // URLSession joins them into one field, CurlTransport keeps two: both mean the same
+    // (RFC 9110 §5.3).
+    let foo = try HTTPHeaders.Name("X-Foo")
+    #expect(response.headers.values(for: foo).joined(separator: ", ") == "one, two")
+  }
+
+  @Test(
+    "no cookie jar: a Set-Cookie is never sent back on the next request",
+    arguments: TransportKind.wire)
+  func noCookieJar(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    fixture.server.enqueue(.text("alice").addingHeader("Set-Cookie", "session=alice; Path=/"))
+    fixture.server.enqueue(.text("bob"))
+    _ = try await fixture.client.send(Endpoint<String>(.get, "login"))
+    _ = try await fixture.client.send(Endpoint<String>(.get, "me"))
+    _ = try await fixture.server.takeRequest()
+    #expect(try await fixture.server.takeRequest().header("Cookie") == nil)
+  }
+
+  // MARK: Connections
+
+  @Test("keep-alive: sequential requests share one connection", arguments: TransportKind.wire)
+  func keepAlive(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    fixture.server.setDispatcher { _ in .text("ok") }
+    for index in 0..<5 {
+      #expect(try await fixture.client.send(Endpoint<String>(.get, "k/\(index)")) == "ok")
+    }
+    var connections: Set<Int> = []
+    for _ in 0..<5 { connections.insert(try await fixture.server.takeRequest().connectionIndex) }
+    #expect(connections.count == 1)
+  }
+
+  @Test("connection refused is cannotConnect", arguments: TransportKind.wire)
+  func connectionRefused(kind: TransportKind) async throws {
+    let port = try closedPort()
+    let underTest = kind.make()
+    defer { underTest.shutdown() }
+    let client = Client(
+      baseURL: URL(string: "http://127.0.0.1:\(port)/")!, transport: underTest.transport,
+      locale: "en")
+    let error = await courierError { try await client.send(Endpoint<Data>(.get, "x")) }
+    #expect(error?.kind == .cannotConnect)
+    #expect(error?.stage == "transport")
+    #expect(error?.reason == "Could not connect to the server. Please try again later.")
+  }
+
+  // MARK: Faults and timeouts
+
+  @Test(
+    "a server that never answers hits the per-request timeout: timedOut",
+    arguments: TransportKind.wire)
+  func perRequestTimeout(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    fixture.server.enqueue(MockResponse(fault: .hang))
+    let error = await courierError {
+      try await fixture.client.send(Endpoint<Data>(.get, "slow").timeout(.milliseconds(300)))
+    }
+    #expect(error?.kind == .timedOut)
+    #expect(error?.reason == "The server took too long to respond.")
+  }
+
+  @Test(
+    "a connection closed without a response is connectionLost or badResponse",
+    arguments: TransportKind.wire)
+  func closedWithoutResponse(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    fixture.server.enqueue(MockResponse(fault: .closeWithoutResponse))
+    let error = await courierError { try await fixture.client.send(Endpoint<Data>(.get, "a")) }
+    #expect([.badResponse, .connectionLost].contains(error?.kind), "\(String(reflecting: error))")
+  }
+
+  @Test(
+    "a truncated body is a transport-level kind, not a short success",
+    arguments: TransportKind.wire, [false, true])
+  func truncatedBody(kind: TransportKind, chunked: Bool) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    fixture.server.enqueue(
+      MockResponse(status: 200, body: Data(count: 1000), chunked: chunked, fault: .truncateBody))
+    let error = await courierError { try await fixture.client.send(Endpoint<Data>(.get, "b")) }
+    #expect(
+      [.badResponse, .connectionLost, .corruptBody].contains(error?.kind),
+      "\(String(reflecting: error))")
+  }
+
+  @Test("after a fault the transport keeps working", arguments: TransportKind.wire)
+  func recoversAfterFault(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    fixture.server.enqueue(MockResponse(fault: .closeWithoutResponse))
+    fixture.server.enqueue(.text("fine"))
+    _ = await courierError { try await fixture.client.send(Endpoint<Data>(.get, "a")) }
+    #expect(try await fixture.client.send(Endpoint<String>(.get, "b")) == "fine")
+  }
+
+  // MARK: Cancellation and shutdown
+
+  @Test(
+    "cancelAll also reaches requests still waiting for a connection", arguments: TransportKind.wire)
+  func cancelAllQueued(kind: TransportKind) async throws {
+    let (entered, requests) = Entered.make()
+    let fixture = try Fixture(kind, connections: 2, middleware: [entered])
+    defer { fixture.shutdown() }
+    fixture.server.setDispatcher { _ in MockResponse(fault: .hang) }
+    let client = fixture.client
+    let tasks = (0..<6).map { _ in Task { try await client.send(Endpoint<Data>(.get, "q")) } }
+    for _ in 0..<2 { _ = try await fixture.server.takeRequest() }
+    await requests.take(6)
+    #expect(client.inFlightCount == 6)
+    #expect(client.cancelAll() == 6)
+    for task in tasks {
+      #expect(await courierError { try await task.value }?.kind == .cancelled)
+    }
+  }
+
+  @Test(
+    "cancelling one client's request leaves another on the same transport running",
+    arguments: TransportKind.wire)
+  func cancelsOnlyTheCancelledRequest(kind: TransportKind) async throws {
+    struct ViaInner: Middleware {
+      let inner: Client
+      func intercept(_ request: Request, next: Next) async throws -> Response {
+        try await inner.send(request)
+      }
+    }
+    let server = try MockServer()
+    defer { server.shutdown() }
+    server.setDispatcher { request in
+      request.path == "/slow"
+        ? MockResponse(status: 200, body: Data("slow".utf8), delay: .milliseconds(300))
+        : MockResponse(fault: .hang)
+    }
+    let shared = kind.make()
+    defer { shared.shutdown() }
+    let inner = Client(baseURL: server.baseURL, transport: shared.transport)
+    let outer = Client(
+      baseURL: server.baseURL, transport: StubTransport(), middleware: [ViaInner(inner: inner)])
+    let survivor = Task { try await inner.send(Endpoint<String>(.get, "slow")) }
+    let doomed = Task { try await outer.send(Endpoint<Data>(.get, "hang")) }
+    var paths: Set<String> = []
+    for _ in 0..<2 { paths.insert(try await server.takeRequest().path) }
+    #expect(paths == ["/slow", "/hang"])
+    #expect(outer.cancelAll() == 1)
+    #expect(await courierError { try await doomed.value }?.kind == .cancelled)
+    #expect(try await survivor.value == "slow")
+  }
+
+  @Test(
+    "shutdown fails the request in flight, and later sends fail without touching the network",
+    arguments: TransportKind.wire)
+  func shutdownCancelsAndRefuses(kind: TransportKind) async throws {
+    let (entered, requests) = Entered.make()
+    let fixture = try Fixture(kind, middleware: [entered])
+    defer { fixture.server.shutdown() }
+    fixture.server.enqueue(MockResponse(fault: .hang))
+    let client = fixture.client
+    let task = Task { try await client.send(Endpoint<Data>(.get, "hang")) }
+    await requests.take(1)
+    _ = try await fixture.server.takeRequest()
+    fixture.underTest.shutdown()
+    #expect(fixture.underTest.isShutDown())
+    #expect(await courierError { try await task.value }?.kind == .cancelled)
+    let later = await courierError { try await client.send(Endpoint<Data>(.get, "later")) }
+    #expect(later?.kind == .invalidRequest)
+    #expect(later?.debugDescription.contains("shut down") == true)
+    #expect(fixture.server.requestCount == 1)
+    fixture.underTest.shutdown()
+  }
+
+  @Test(
+    "URLSessionTransport: a hard timeout ends a hanging request within the limit + 100 ms and closes its connection",
+    .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/fd"), "reads /proc/self/fd"))
+  func hardTimeoutURLSession() async throws {
+    // In a child process: other suites running in parallel can starve the cooperative pool,
+    // which delays any timer and says nothing about the transport. (An exit test cannot
+    // capture an argument here, hence one test per transport.)
+    let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+      try await hardTimeoutScenario(.urlSession)
+    }
+    reportChildFailure(result)
+  }
+
+  @Test(
+    "CurlTransport: a hard timeout ends a hanging request within the limit + 100 ms and closes its connection",
+    .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/fd"), "reads /proc/self/fd"))
+  func hardTimeoutCurl() async throws {
+    let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+      try await hardTimeoutScenario(.curl)
+    }
+    reportChildFailure(result)
+  }
+}
+
+/// Shows a failed child's standard error (its backtrace, its failed expectations).
+func reportChildFailure(_ result: ExitTest.Result?) {
+  if let result, result.exitStatus != .exitCode(EXIT_SUCCESS) {
+    Issue.record(
+      "the child's standard error:\n\(String(decoding: result.standardErrorContent, as: UTF8.self))"
+    )
+  }
+}
+
+/// A 0.5 s attempt timeout against MockServer's `hang`, three times: the best must end within
+/// the limit + 100 ms, every try within the limit + 1 s, and the sockets must be closed.
+private func hardTimeoutScenario(_ kind: TransportKind) async throws {
+  let fixture = try Fixture(
+    kind, middleware: [TimeoutMiddleware(attempt: .milliseconds(500), overall: nil)])
+  defer { fixture.shutdown() }
+  let baseline = openSockets()
+  var times: [Duration] = []
+  for _ in 0..<3 {
+    fixture.server.enqueue(MockResponse(fault: .hang))
+    let started = ContinuousClock.now
+    let error = await courierError {
+      try await fixture.client.send(Endpoint<Data>(.get, "hang"))
+    }
+    let elapsed = ContinuousClock.now - started
+    times.append(elapsed)
+    #expect(error?.kind == .timedOut)
+    #expect(elapsed >= .milliseconds(500))
+    #expect(elapsed < .milliseconds(1500), "took \(elapsed)")
+    _ = try await fixture.server.takeRequest()
+  }
+  #expect(try #require(times.min()) < .milliseconds(600), "took \(times)")
+  // Both ends of each cancelled attempt's connection must be closed (MockServer closes its
+  // end when it reads the client's FIN). No event says when: look, for at most 2 s.
+  for _ in 0..<400 where openSockets() > baseline {
+    try await Task.sleep(for: .milliseconds(5))
+  }
+  #expect(openSockets() <= baseline, "\(kind): \(baseline) sockets before, \(openSockets()) after")
+}
