@@ -29,25 +29,39 @@ struct HTTPBinInteropTests {
     var authenticated: Bool? = nil
   }
 
-  let base: URL
-  let client: Client
+  /// The transports every test runs over.
+  enum Wire: String, CaseIterable, Sendable, CustomStringConvertible {
+    case urlSession, curl
+    var description: String { rawValue }
+  }
 
-  init() throws {
-    base = try #require(HTTPBin.baseURL)
-    client = Client.standard(baseURL: base) {
+  /// The standard preset over `wire`, with short backoffs.
+  func makeClient(_ wire: Wire) throws -> Client {
+    let base = try #require(HTTPBin.baseURL)
+    let transport: any Transport =
+      switch wire {
+      case .urlSession: URLSessionTransport()
+      case .curl: CurlTransport()
+      }
+    return Client.standard(baseURL: base, transport: transport) {
       $0.retry = RetryMiddleware(policy: RetryPolicy(baseDelay: .milliseconds(50)), budget: nil)
       $0.timeout = TimeoutMiddleware(attempt: .seconds(10), overall: .seconds(30))
     }
   }
 
-  @Test("methods are echoed", arguments: [HTTPMethod.get, .post, .put, .patch, .delete])
-  func methods(method: HTTPMethod) async throws {
+  @Test(
+    "methods are echoed", arguments: Wire.allCases, [HTTPMethod.get, .post, .put, .patch, .delete])
+  func methods(wire: Wire, method: HTTPMethod) async throws {
+    let client = try makeClient(wire)
     let echo = try await client.send(Endpoint<Echo>(method, "anything"))
     #expect(echo.method == method.rawValue)
   }
 
-  @Test("a path parameter and query items arrive as one segment and as exact values")
-  func pathAndQuery() async throws {
+  @Test(
+    "a path parameter and query items arrive as one segment and as exact values",
+    arguments: Wire.allCases)
+  func pathAndQuery(wire: Wire) async throws {
+    let client = try makeClient(wire)
     let echo = try await client.send(
       Endpoint<Echo>(.get, "anything/{name}").parameter("name", "a b/ç?#")
         .query("q", "x y").query("z", "&=+%"))
@@ -57,16 +71,20 @@ struct HTTPBinInteropTests {
     #expect(echo.url?.contains("/anything/a%20b/ç%3F%23?") == true, "\(echo.url ?? "")")
   }
 
-  @Test("headers are echoed, Courier's User-Agent among them")
-  func headers() async throws {
+  @Test("headers are echoed, Courier's User-Agent among them", arguments: Wire.allCases)
+  func headers(wire: Wire) async throws {
+    let client = try makeClient(wire)
     let echo = try await client.send(
       Endpoint<Echo>(.get, "headers").header("X-Courier-Interop", "spaces, commas; and = signs"))
     #expect(echo.headers?["X-Courier-Interop"] == "spaces, commas; and = signs")
     #expect(echo.headers?["User-Agent"] == HeadersMiddleware.userAgent)
   }
 
-  @Test("/gzip and /deflate arrive decoded once, with headers that tell the truth")
-  func compressedResponses() async throws {
+  @Test(
+    "/gzip and /deflate arrive decoded once, with headers that tell the truth",
+    arguments: Wire.allCases)
+  func compressedResponses(wire: Wire) async throws {
+    let client = try makeClient(wire)
     let gzip = try await client.response(for: Endpoint<Echo>(.get, "gzip"))
     #expect(gzip.value.gzipped == true)
     #expect(gzip.response.headers[.contentEncoding] == nil)
@@ -75,8 +93,11 @@ struct HTTPBinInteropTests {
     #expect(deflate.value.deflated == true)
   }
 
-  @Test("/status/418 is httpStatus at once; /status/503 is retried three times")
-  func statuses() async throws {
+  @Test(
+    "/status/418 is httpStatus at once; /status/503 is retried three times",
+    arguments: Wire.allCases)
+  func statuses(wire: Wire) async throws {
+    let client = try makeClient(wire)
     let teapot = await courierError {
       _ = try await client.send(Endpoint<Data>(.get, "status/418"))
     }
@@ -90,8 +111,9 @@ struct HTTPBinInteropTests {
     #expect(unavailable?.attempts == 3)
   }
 
-  @Test("/delay/5 against a 1 s timeout ends timedOut in about a second")
-  func delayTimesOut() async throws {
+  @Test("/delay/5 against a 1 s timeout ends timedOut in about a second", arguments: Wire.allCases)
+  func delayTimesOut(wire: Wire) async throws {
+    let client = try makeClient(wire)
     let started = ContinuousClock.now
     let error = await courierError {
       _ = try await client.send(
@@ -101,15 +123,17 @@ struct HTTPBinInteropTests {
     #expect(ContinuousClock.now - started < .seconds(4))
   }
 
-  @Test("/redirect/3 ends at /get")
-  func redirects() async throws {
+  @Test("/redirect/3 ends at /get", arguments: [Wire.urlSession])
+  func redirects(wire: Wire) async throws {
+    let client = try makeClient(wire)
     let response = try await client.response(for: Endpoint<Echo>(.get, "redirect/3"))
     #expect(response.response.status == 200)
     #expect(response.value.url?.hasSuffix("/get") == true)
   }
 
-  @Test("/basic-auth accepts the right credentials")
-  func basicAuth() async throws {
+  @Test("/basic-auth accepts the right credentials", arguments: Wire.allCases)
+  func basicAuth(wire: Wire) async throws {
+    let client = try makeClient(wire)
     let credentials = Data("courier:s3cret".utf8).base64EncodedString()
     let echo = try await client.send(
       Endpoint<Echo>(.get, "basic-auth/courier/s3cret").header(
@@ -117,8 +141,9 @@ struct HTTPBinInteropTests {
     #expect(echo.authenticated == true)
   }
 
-  @Test("/bytes/{n} and /drip deliver exactly n bytes")
-  func bytes() async throws {
+  @Test("/bytes/{n} and /drip deliver exactly n bytes", arguments: Wire.allCases)
+  func bytes(wire: Wire) async throws {
+    let client = try makeClient(wire)
     let bytes = try await client.send(Endpoint<Data>(.get, "bytes/4096"))
     #expect(bytes.count == 4096)
     let drip = try await client.send(
@@ -126,8 +151,9 @@ struct HTTPBinInteropTests {
     #expect(drip.count == 64)
   }
 
-  @Test("/post echoes JSON, form, multipart and gzip bodies")
-  func postBodies() async throws {
+  @Test("/post echoes JSON, form, multipart and gzip bodies", arguments: Wire.allCases)
+  func postBodies(wire: Wire) async throws {
+    let client = try makeClient(wire)
     struct Payload: Codable, Sendable, Equatable { let name: String; let count: Int }
     let json = try await client.send(
       Endpoint<Echo>(.post, "post").jsonBody(Payload(name: "李雷", count: 3)))
