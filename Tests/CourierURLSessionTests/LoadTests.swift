@@ -34,25 +34,41 @@ struct LoadTests {
   }
 
   @Test(
-    "1,000 in flight, 3 rounds: nothing lost, duplicated or crossed; descriptors and RSS flat",
+    "URLSession: 1,000 in flight, 3 rounds: nothing lost, duplicated or crossed; flat",
     .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/fd"), "reads /proc"))
-  func thousandInFlight() async throws {
+  func thousandInFlightOverURLSession() async throws {
     // In a child process: the descriptor and memory figures are then this scenario's alone,
     // not those of the suites running beside it.
     let result = await #expect(
       processExitsWith: .success, observing: [\.standardOutputContent, \.standardErrorContent]
     ) {
-      try await LoadTests.scenario()
+      try await LoadTests.scenario(curl: false)
     }
-    if let result {
-      print(String(decoding: result.standardOutputContent, as: UTF8.self), terminator: "")
-      if result.exitStatus != .exitCode(EXIT_SUCCESS) {
-        Issue.record("\(String(decoding: result.standardErrorContent, as: UTF8.self))")
-      }
+    Self.report(result)
+  }
+
+  @Test(
+    "libcurl: 1,000 in flight, 3 rounds: nothing lost, duplicated or crossed; flat",
+    .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/fd"), "reads /proc"))
+  func thousandInFlightOverCurl() async throws {
+    let result = await #expect(
+      processExitsWith: .success, observing: [\.standardOutputContent, \.standardErrorContent]
+    ) {
+      try await LoadTests.scenario(curl: true)
+    }
+    Self.report(result)
+  }
+
+  /// Prints the child's figures, and its standard error when it failed.
+  static func report(_ result: ExitTest.Result?) {
+    guard let result else { return }
+    print(String(decoding: result.standardOutputContent, as: UTF8.self), terminator: "")
+    if result.exitStatus != .exitCode(EXIT_SUCCESS) {
+      Issue.record("\(String(decoding: result.standardErrorContent, as: UTF8.self))")
     }
   }
 
-  static func scenario() async throws {
+  static func scenario(curl: Bool) async throws {
     func require(_ condition: Bool, _ message: @autoclosure () -> String) {
       guard !condition else { return }
       FileHandle.standardError.write(Data((message() + "\n").utf8))
@@ -65,8 +81,12 @@ struct LoadTests {
       let trace = request.header("traceparent")?.split(separator: "-").dropFirst().first ?? ""
       return .json(#"{"path":"\#(request.path)","trace":"\#(trace)"}"#)
     }
-    let transport = URLSessionTransport()
-    defer { transport.shutdown() }
+    let transport: any Transport = curl ? CurlTransport() : URLSessionTransport()
+    defer {
+      (transport as? URLSessionTransport)?.shutdown()
+      (transport as? CurlTransport)?.shutdown()
+    }
+    let name = curl ? "libcurl" : "URLSession"
     let client = Client.standard(baseURL: server.baseURL, transport: transport)
     var figures: [(descriptors: Int, residentKiB: Int, seconds: Double)] = []
     for round in 1...Self.rounds {
@@ -96,7 +116,7 @@ struct LoadTests {
     }
     for (round, figure) in figures.enumerated() {
       print(
-        "load round \(round + 1): \(Self.inFlight) requests in \(String(format: "%.2f", figure.seconds)) s, "
+        "load, \(name), round \(round + 1): \(Self.inFlight) requests in \(String(format: "%.2f", figure.seconds)) s, "
           + "\(figure.descriptors) descriptors, RSS \(figure.residentKiB) KiB")
     }
     // Flat: the last round holds no more descriptors than the first (connections are reused),
