@@ -5,7 +5,7 @@
 #endif
 
 /// A joinable POSIX thread running a Swift closure, for the package's own threads: the
-/// timeout timer, the netlink path monitor, `MockServer`.
+/// timeout timer, the netlink path monitor, `CurlTransport`'s event loop, `MockServer`.
 ///
 /// Foundation's `Thread` cannot be joined, and a monitor or server must be able to prove at
 /// shutdown that every thread it started has exited, so they use pthreads directly.
