@@ -98,6 +98,14 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
             original: request, previous: state.previous, status: response.statusCode,
             location: location, visited: state.visited)
         else { return nil }
+        #if canImport(FoundationNetworking)
+          // URLSession on Linux sends a body once: a 307/308 hop would arrive empty (measured,
+          // whatever `httpBody` the new request carries). Return the redirect instead of
+          // silently sending a request without its body.
+          if !next.body.isEmpty, next.method != .get, [307, 308].contains(response.statusCode) {
+            return nil
+          }
+        #endif
         state.previous = next
         state.visited.append((next.method, next.url))
         var urlRequest = URLSessionTransport.urlRequest(for: next)
