@@ -36,6 +36,7 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
     var writing = false
     var bodySent: Int64 = 0
     var downloaded: DownloadedFile?
+    var pendingRedirect: Request?
   }
 
   /// The request as sent (with `Range` when a download resumes).
@@ -71,6 +72,19 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
   /// The failure recorded by a callback (limit, redirect, disk), if any.
   var failure: CourierError? { state.withLock { $0.failure } }
 
+  /// The hop the transport must send itself (a body URLSession would not send again), if
+  /// the last task ended on one; the observer is then ready for that hop's task.
+  func takePendingRedirect() -> Request? {
+    state.withLock { state in
+      guard let next = state.pendingRedirect, state.failure == nil else { return nil }
+      state.pendingRedirect = nil
+      state.response = nil
+      state.buffer = Data()
+      state.received = 0
+      return next
+    }
+  }
+
   /// Bytes of body received so far.
   var received: Int { state.withLock { $0.received } }
 
@@ -98,16 +112,17 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
             original: request, previous: state.previous, status: response.statusCode,
             location: location, visited: state.visited)
         else { return nil }
+        state.previous = next
+        state.visited.append((next.method, next.url))
         #if canImport(FoundationNetworking)
-          // URLSession on Linux sends a body once: a 307/308 hop would arrive empty (measured,
-          // whatever `httpBody` the new request carries). Return the redirect instead of
-          // silently sending a request without its body.
-          if !next.body.isEmpty, next.method != .get, [307, 308].contains(response.statusCode) {
+          // URLSession on Linux sends a request body once: its own 307/308 hop arrives with
+          // an empty body (measured, with `httpBody` and with upload tasks alike). So the
+          // transport sends that hop itself, as a new task (``takePendingRedirect()``).
+          if !next.body.isEmpty {
+            state.pendingRedirect = next
             return nil
           }
         #endif
-        state.previous = next
-        state.visited.append((next.method, next.url))
         var urlRequest = URLSessionTransport.urlRequest(for: next)
         urlRequest.mainDocumentURL = proposed.mainDocumentURL
         if let data = next.body.data, !data.isEmpty { urlRequest.httpBody = data }

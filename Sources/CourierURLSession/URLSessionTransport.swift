@@ -194,7 +194,7 @@ public struct URLSessionTransport: Transport {
       if lifecycle.end(), session !== URLSession.shared { session.invalidateAndCancel() }
     }
     do {
-      let (data, urlResponse): (Data, URLResponse)
+      var (data, urlResponse): (Data, URLResponse)
       #if canImport(FoundationNetworking)
         // Courier's requests run inline in the caller's task, so `Client.cancelAll()` cannot
         // reach them through Task cancellation. The async URLSession calls are the cheapest on
@@ -213,14 +213,22 @@ public struct URLSessionTransport: Transport {
         }
         try RequestCancellation.checkCancellation()
       #endif
-      if observer.isDownload {
-        guard delegate != nil else {
-          throw CourierError(
-            kind: .invalidRequest,
-            debugMessage: "downloads to a file need a session URLSessionTransport created",
-            request: request, attempts: 1, stage: "transport")
+      if delegate != nil {
+        // Our session: the body comes to the observer piece by piece and is kept (or
+        // written to the download's file) there, never buffered by URLSession.
+        var (current, body) = (urlRequest, sent.body)
+        while true {
+          (data, urlResponse) = try await stream(current, body: body, observer: observer)
+          guard let next = observer.takePendingRedirect() else { break }
+          current = Self.urlRequest(for: next)
+          current.mainDocumentURL = urlRequest.mainDocumentURL
+          body = next.body
         }
-        (data, urlResponse) = try await stream(urlRequest, body: sent.body, observer: observer)
+      } else if observer.isDownload {
+        throw CourierError(
+          kind: .invalidRequest,
+          debugMessage: "downloads to a file need a session URLSessionTransport created",
+          request: request, attempts: 1, stage: "transport")
       } else if let file = request.body.fileURL {
         (data, urlResponse) = try await session.upload(
           for: urlRequest, fromFile: file, delegate: observer)
@@ -261,8 +269,15 @@ public struct URLSessionTransport: Transport {
     }
   }
 
-  /// Runs a data task whose body the observer streams (a download), without URLSession
+  /// Runs a task whose body the observer receives piece by piece, without URLSession
   /// buffering it.
+  ///
+  /// Why not `data(for:delegate:)`, which would be simpler: URLSession on Linux keeps that
+  /// task's whole decoded body itself, and libcurl decodes all the bytes it has read in one
+  /// go on URLSession's queue before a cancellation can run there, so a 1 MiB gzip bomb grew
+  /// the process by 2 GiB before the task stopped (measured). Here the observer keeps at most
+  /// the limit and drops the rest until the cancellation lands. A data task also sends
+  /// `httpBody` again on a 307/308 hop; an upload task sends its body once.
   private func stream(
     _ urlRequest: URLRequest, body: RequestBody, observer: AttemptObserver
   )

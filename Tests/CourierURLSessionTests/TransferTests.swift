@@ -95,13 +95,14 @@ struct TransferTests {
     #expect(response.headers["Location"] == "/1")
   }
 
-  @Test("303 turns POST into GET without a body; a 307 with a body comes back unfollowed")
+  @Test("303 turns POST into GET without a body; 307 keeps method and body")
   func methodRules() async throws {
     let fixture = try WireFixture()
     defer { fixture.shutdown() }
     fixture.server.enqueue(MockResponse(status: 303).addingHeader("Location", "/see"))
     fixture.server.enqueue(.text("ok"))
     fixture.server.enqueue(MockResponse(status: 307).addingHeader("Location", "/again"))
+    fixture.server.enqueue(.text("ok"))
     let body = RequestBody.data(Data("hello".utf8))
     let url = fixture.server.url("/p")
     _ = try await fixture.client.send(Request(method: .post, url: url, body: body))
@@ -109,10 +110,13 @@ struct TransferTests {
     let seeOther = try await fixture.server.takeRequest()
     #expect(seeOther.method == "GET")
     #expect(seeOther.body.isEmpty)
-    // URLSession on Linux would send the second hop without its body.
     let response = try await fixture.client.send(Request(method: .post, url: url, body: body))
-    #expect(response.status == 307)
-    #expect(fixture.server.requestCount == 3)
+    #expect(response.status == 200)
+    _ = try await fixture.server.takeRequest()
+    let temporary = try await fixture.server.takeRequest()
+    #expect(temporary.method == "POST")
+    #expect(temporary.path == "/again")
+    #expect(String(decoding: temporary.body, as: UTF8.self) == "hello")
   }
 
   @Test("the shared rule: 307 keeps method and body, 302 POST becomes GET, ports count")
@@ -171,7 +175,7 @@ struct TransferTests {
     #expect(
       events.last
         == TransferProgress.Event(completed: Int64(total), expected: Int64(total), isFinal: true))
-    #expect(zip(events, events.dropFirst()).allSatisfy { $0.completed < $1.completed })
+    #expect(zip(events, events.dropFirst()).allSatisfy { $0.completed <= $1.completed })
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     #expect(Double(events.count) <= seconds * 60 + 2, "\(events.count) events in \(elapsed)")
     print("progress: \(events.count) events in \(elapsed) for \(total) bytes")
@@ -200,7 +204,7 @@ struct TransferTests {
     #expect(try await fixture.server.takeRequest().body == bytes)
     #expect(events.last?.completed == Int64(bytes.count))
     #expect(events.last?.isFinal == true)
-    #expect(zip(events, events.dropFirst()).allSatisfy { $0.completed < $1.completed })
+    #expect(zip(events, events.dropFirst()).allSatisfy { $0.completed <= $1.completed })
   }
 
   @Test("download: interrupted, the partial file stays hidden; the next one resumes with If-Range")
