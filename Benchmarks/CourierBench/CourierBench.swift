@@ -22,7 +22,7 @@ import Synchronization
 /// 4. Gzip: compress and decompress MB/s of 1 MiB and 64 MiB bodies, the Courier codec against
 ///    zlib's one-shot `compress2` / `uncompress`.
 ///
-/// Run with `swift run -c release courier-bench [chain] [e2e] [envelope] [gzip] [--quick]`: the named
+/// Run with `swift run -c release courier-bench [chain] [e2e] [download] [envelope] [gzip] [--quick]`: the named
 /// sections (all by default); `--quick` shortens every section.
 @main
 struct CourierBench {
@@ -40,6 +40,10 @@ struct CourierBench {
       print()
       // Short rounds, rotated, so that load from other processes hits every variant alike.
       try await EndToEndBenchmark.run(requestsPerRound: 20, rounds: quick ? 30 : 300)
+    }
+    if runs("download") {
+      print()
+      try await DownloadBenchmark.run(megabytes: quick ? 64 : 512, rounds: quick ? 2 : 5)
     }
     if runs("envelope") {
       print()
