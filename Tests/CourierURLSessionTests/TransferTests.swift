@@ -238,6 +238,37 @@ struct TransferTests {
     #expect(leftovers == ["data.bin"])
   }
 
+  @Test("download through the whole chain: headers, retry resumes a cut body, logging elides it")
+  func wholeChain() async throws {
+    let sink = InMemoryLogSink()
+    let fixture = try WireFixture(middleware: [
+      HeadersMiddleware(defaults: try HTTPHeaders([("X-App", "courier")])),
+      RetryMiddleware(policy: RetryPolicy(baseDelay: .milliseconds(1)), budget: nil),
+      LoggingMiddleware(level: .body, sink: sink),
+    ])
+    defer { fixture.shutdown() }
+    let total = 3 * 1024 * 1024
+    let source = MockBodySource.repeating(Data("chain".utf8), count: total)
+    var cut = MockResponse.ranged(source, request: RecordedRequest(method: "GET", target: "/"), etag: "\"c1\"")
+    cut.fault = .truncateBody
+    fixture.server.enqueue(cut)
+    fixture.server.setDispatcher { .ranged(source, request: $0, etag: "\"c1\"") }
+    let folder = try temporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let destination = folder.appendingPathComponent("chain.bin")
+    let result = try await fixture.client.download(Endpoint<Void>(.get, "chain"), to: destination)
+    #expect(result.response.attempts == 2)
+    #expect(result.resumedFrom == Int64(total / 2))
+    #expect(try Data(contentsOf: destination) == source.all)
+    let first = try await fixture.server.takeRequest()
+    let second = try await fixture.server.takeRequest()
+    #expect(first.header("X-App") == "courier")
+    #expect(second.header("X-App") == "courier")
+    #expect(second.header("Range") == "bytes=\(total / 2)-")
+    #expect(sink.text.contains("<file .chain.bin.courier-download, \(total) bytes>"))
+    #expect(!sink.text.contains("chainchain"))
+  }
+
   @Test("download: a changed resource (200 to If-Range) starts again from zero")
   func restart() async throws {
     let fixture = try WireFixture()
