@@ -249,7 +249,8 @@ struct TransferTests {
     defer { fixture.shutdown() }
     let total = 3 * 1024 * 1024
     let source = MockBodySource.repeating(Data("chain".utf8), count: total)
-    var cut = MockResponse.ranged(source, request: RecordedRequest(method: "GET", target: "/"), etag: "\"c1\"")
+    var cut = MockResponse.ranged(
+      source, request: RecordedRequest(method: "GET", target: "/"), etag: "\"c1\"")
     cut.fault = .truncateBody
     fixture.server.enqueue(cut)
     fixture.server.setDispatcher { .ranged(source, request: $0, etag: "\"c1\"") }

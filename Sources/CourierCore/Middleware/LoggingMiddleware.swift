@@ -146,7 +146,8 @@ public struct LoggingMiddleware: Middleware {
   private func addResponse(_ response: Response, to fields: inout [String: String]) {
     fields["status"] = String(response.status)
     // A download's body is in a file: log its size, never its bytes.
-    fields["response_bytes"] = String(response.downloadedFile?.byteCount ?? Int64(response.body.count))
+    fields["response_bytes"] = String(
+      response.downloadedFile?.byteCount ?? Int64(response.body.count))
     if level >= .headers { fields["response_headers"] = headers(response.headers) }
     if level >= .body, let body = responseBody(response) { fields["response_body"] = body }
   }

@@ -24,9 +24,11 @@ import Synchronization
 ///     print(event.completed, event.expected ?? -1)
 ///   }
 /// }
+/// let destination = URL(fileURLWithPath: "/tmp/big.iso")
 /// let result = try await client.download(
 ///   Endpoint<Void>(.get, "files/big.iso").downloadProgress(progress), to: destination)
 /// await watcher.value
+/// print(result.byteCount)
 /// ```
 public final class TransferProgress: Sendable {
   /// One progress report.
