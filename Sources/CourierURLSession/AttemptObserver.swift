@@ -162,7 +162,15 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
     let http = response as? HTTPURLResponse
     let stop = state.withLock { state -> Bool in
       state.response = http
-      guard let writer = state.writer, let http else { return false }
+      guard let writer = state.writer, let http else {
+        // An announced length over the limit (not encoded: libcurl would decode it to
+        // something else) ends the task before any of the body arrives.
+        if let http, let length = Self.expectedLength(http), length > Int64(limit) {
+          state.failure = .bodyTooLarge(limit: limit, request: request)
+          return true
+        }
+        return false
+      }
       do throws(CourierError) {
         state.writing = try writer.begin(
           status: http.statusCode, headers: URLSessionTransport.headers(of: http),
@@ -174,7 +182,11 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
       return false
     }
     if stop {
-      completionHandler(.cancel)
+      // Not `.cancel`: from URLSession's own queue (InlineDelegateQueue) it stalled the
+      // session for as long as the server kept sending (measured). The task is cancelled
+      // from another queue instead, and the body is dropped until then.
+      completionHandler(.allow)
+      Self.cancel(dataTask)
       return
     }
     uploadProgress?.complete(total: state.withLock { $0.bodySent })

@@ -38,9 +38,14 @@ public struct MockBodySource: Sendable {
   public static func repeating(_ pattern: Data, count: Int) -> MockBodySource {
     let bytes = [UInt8](pattern.isEmpty ? Data([0]) : pattern)
     return MockBodySource(count: count) { offset, count in
-      var output = [UInt8](repeating: 0, count: count)
-      for index in 0..<count { output[index] = bytes[(offset + index) % bytes.count] }
-      return Data(output)
+      var output = Data(capacity: count)
+      var position = offset % bytes.count
+      while output.count < count {
+        let take = min(bytes.count - position, count - output.count)
+        output.append(contentsOf: bytes[position..<(position + take)])
+        position = 0
+      }
+      return output
     }
   }
 
