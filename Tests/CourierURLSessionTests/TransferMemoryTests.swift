@@ -10,9 +10,17 @@ import Testing
 /// The acceptance runs of issue 9 that measure memory: each runs in a child process (an exit
 /// test), where nothing else allocates, and reads the peak resident set from
 /// `/proc/self/status` after resetting it (`/proc/self/clear_refs`) past a warm-up.
+///
+/// Opt-in with `COURIER_HEAVY_TESTS=1 swift test --filter TransferMemoryTests`: each moves a
+/// gigabyte and runs for 10–30 s, and while an exit test runs, its parent holds a thread of
+/// the cooperative pool; on this 2-core machine that starved the rest of a full `swift test`
+/// into its time limits (measured).
 @Suite(
   "Transfers: peak memory with 1 GiB bodies", .serialized, .timeLimit(.minutes(4)),
-  .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/status"), "reads /proc"))
+  .enabled(
+    if: ProcessInfo.processInfo.environment["COURIER_HEAVY_TESTS"] == "1"
+      && FileManager.default.fileExists(atPath: "/proc/self/status"),
+    "set COURIER_HEAVY_TESTS=1; reads /proc"))
 struct TransferMemoryTests {
   static let gibibyte = 1 << 30
   static let mebibyte = 1 << 20
