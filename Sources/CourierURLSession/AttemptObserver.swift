@@ -165,7 +165,9 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
       guard let writer = state.writer, let http else {
         // An announced length over the limit (not encoded: libcurl would decode it to
         // something else) ends the task before any of the body arrives.
-        if let http, let length = Self.expectedLength(http), length > Int64(limit) {
+        if let http, http.expectedContentLength > Int64(limit),
+          let length = Self.expectedLength(http), length > Int64(limit)
+        {
           state.failure = .bodyTooLarge(limit: limit, request: request)
           return true
         }
@@ -189,9 +191,9 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
       Self.cancel(dataTask)
       return
     }
-    uploadProgress?.complete(total: state.withLock { $0.bodySent })
-    if let expected = http.flatMap(Self.expectedLength) {
-      downloadProgress?.update(completed: 0, expected: expected)
+    if let uploadProgress { uploadProgress.complete(total: state.withLock { $0.bodySent }) }
+    if let downloadProgress, let expected = http.flatMap(Self.expectedLength) {
+      downloadProgress.update(completed: 0, expected: expected)
     }
     completionHandler(.allow)
   }
@@ -215,6 +217,7 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
         return (true, 0, nil)
       }
       if state.continuation != nil { state.buffer.append(data) }
+      guard downloadProgress != nil else { return (false, 0, nil) }
       return (false, Int64(state.received), state.response.flatMap(Self.expectedLength))
     }
     if outcome.stop {
