@@ -25,9 +25,9 @@ import Synchronization
 ///    `CurlTransport`, one request at a time and 16 at once, with CPU per request and the
 ///    connections each used, against a loopback nginx (MockServer without nginx).
 ///
-/// Run with `swift run -c release courier-bench [chain] [e2e] [transports] [envelope] [gzip]
-/// [--quick]`: the named sections (all by default; `e2e` includes `transports`); `--quick`
-/// shortens every section.
+/// Run with `swift run -c release courier-bench [chain] [e2e] [transports] [download]
+/// [envelope] [gzip] [--quick]`: the named sections (all by default; `e2e` includes
+/// `transports`); `--quick` shortens every section.
 @main
 struct CourierBench {
   static func main() async throws {
@@ -49,6 +49,10 @@ struct CourierBench {
       print()
       try await TransportBenchmark.run(
         sequentialRounds: quick ? 20 : 150, concurrentRounds: quick ? 10 : 60)
+    }
+    if runs("download") {
+      print()
+      try await DownloadBenchmark.run(megabytes: quick ? 64 : 512, rounds: quick ? 2 : 5)
     }
     if runs("envelope") {
       print()

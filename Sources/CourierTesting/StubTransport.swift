@@ -125,7 +125,68 @@ public final class StubTransport: Transport {
     if !stub.body.isEmpty, !headers.contains(.contentLength) {
       try headers.add(.contentLength, String(stub.body.count))
     }
-    return Response(status: stub.status, headers: headers, body: stub.body, request: request)
+    return try await deliver(stub, headers: headers, for: request)
+  }
+
+  /// Delivers the body as a transport does: in ``StubResponse/chunkSize`` pieces (one piece
+  /// when unset), each after ``StubResponse/chunkInterval`` on the stub's clock, reporting
+  /// progress, honouring an explicit ``ResponseBodyLimitAttribute``, and writing a `2xx` body
+  /// of a download (``DownloadAttribute``) to its file with ``DownloadWriter``.
+  private func deliver(
+    _ stub: StubResponse, headers: HTTPHeaders, for request: Request
+  )
+    async throws -> Response
+  {
+    if let upload = request.attributes[UploadProgressAttribute.self] {
+      let size: Int64
+      if let file = request.body.fileURL {
+        let attributes = try? FileManager.default.attributesOfItem(atPath: file.path)
+        size = (attributes?[.size] as? NSNumber)?.int64Value ?? 0
+      } else {
+        size = Int64(request.body.data?.count ?? 0)
+      }
+      upload.complete(total: size)
+    }
+    let progress = request.attributes[DownloadProgressAttribute.self]
+    let limit = request.attributes[ResponseBodyLimitAttribute.self]
+    let destination = request.attributes[DownloadAttribute.self]
+    if progress == nil, limit == nil, destination == nil, stub.chunkInterval == .zero {
+      return Response(status: stub.status, headers: headers, body: stub.body, request: request)
+    }
+    let writer = destination.map(DownloadWriter.init)
+    let sent = writer?.prepare(request) ?? request
+    let writing =
+      try writer?.begin(status: stub.status, headers: headers, request: sent) ?? false
+    let body = stub.body
+    let size = max(1, stub.chunkSize ?? body.count)
+    var delivered = 0
+    var kept = Data()
+    repeat {
+      if stub.chunkInterval > .zero {
+        try await RequestCancellation.sleep(for: stub.chunkInterval, clock: clock)
+      }
+      try RequestCancellation.checkCancellation()
+      let end = min(body.count, delivered + size)
+      let piece = body[(body.startIndex + delivered)..<(body.startIndex + end)]
+      delivered = end
+      if writing, let writer {
+        try writer.write(Data(piece))
+      } else {
+        if let limit, delivered > limit {
+          throw CourierError.bodyTooLarge(limit: limit, request: request)
+        }
+        kept.append(piece)
+      }
+      progress?.update(
+        completed: writing ? (writer?.written ?? 0) : Int64(delivered),
+        expected: Int64(body.count))
+    } while delivered < body.count
+    var response = Response(status: stub.status, headers: headers, body: kept, request: request)
+    if writing, let writer {
+      response.downloadedFile = try writer.finish()
+    }
+    progress?.complete(total: response.downloadedFile?.byteCount ?? Int64(kept.count))
+    return response
   }
 
   /// `true`: delays end at once when the request is cancelled.
@@ -161,6 +222,21 @@ public struct StubResponse: Sendable {
   public var delay: Duration = .zero
   /// An error to throw instead of answering.
   public var error: (any Error)?
+
+  /// Deliver the body in pieces of this many bytes (progress events, a download written
+  /// piece by piece); `nil` delivers it whole.
+  public var chunkSize: Int?
+  /// The wait before each piece, on the stub's clock.
+  public var chunkInterval: Duration = .zero
+
+  /// A copy delivered in pieces of `size` bytes, each after `interval`, as a network
+  /// would: for progress and download tests.
+  public func chunked(_ size: Int, every interval: Duration = .zero) -> StubResponse {
+    var copy = self
+    copy.chunkSize = size
+    copy.chunkInterval = interval
+    return copy
+  }
 
   /// Creates a response.
   public init(status: Int = 200, headers: HTTPHeaders = HTTPHeaders(), body: Data = Data()) {

@@ -32,6 +32,21 @@ public struct URLSessionTransport: Transport {
   /// The session every request is sent with.
   public let session: URLSession
 
+  /// The most bytes of response body kept in memory; a request may set its own with
+  /// ``ResponseBodyLimitAttribute``. Default ``ResponsePipeline/defaultMaximumDecodedBodySize``
+  /// (32 MiB), the pipeline's own limit: a body the pipeline would refuse to decode is not
+  /// worth receiving.
+  public let maximumResponseBodySize: Int
+
+  /// What happens to redirects unless a request sets ``RedirectPolicyAttribute``; default
+  /// ``RedirectPolicy/standard`` (follow at most 10 hops). Applied only to a session this
+  /// transport created: with ``init(session:maximumResponseBodySize:)``, URLSession's own
+  /// rules apply (on Linux: up to 20 hops, credentials sent to every host).
+  public let redirectPolicy: RedirectPolicy
+
+  /// The session's delegate, when this transport created the session.
+  private let delegate: SessionDelegate?
+
   /// Whether ``shutdown()`` was called; shared by every copy of this transport.
   private let lifecycle = Lifecycle()
 
@@ -50,9 +65,14 @@ public struct URLSessionTransport: Transport {
   ///     request is for. `nil` (the default) leaves the configuration's cookie settings as
   ///     they are. A jar of its own, in memory:
   ///     `URLSessionConfiguration.ephemeral.httpCookieStorage`.
+  ///   - maximumResponseBodySize: The most bytes of response body kept in memory; default
+  ///     ``ResponsePipeline/defaultMaximumDecodedBodySize`` (32 MiB).
+  ///   - redirectPolicy: What happens to redirects; default ``RedirectPolicy/standard``.
   public init(
     configuration: URLSessionConfiguration = URLSessionTransport.defaultConfiguration,
-    cookieStorage: HTTPCookieStorage? = nil
+    cookieStorage: HTTPCookieStorage? = nil,
+    maximumResponseBodySize: Int = ResponsePipeline.defaultMaximumDecodedBodySize,
+    redirectPolicy: RedirectPolicy = .standard
   ) {
     var configuration = configuration
     if let cookieStorage {
@@ -63,7 +83,17 @@ public struct URLSessionTransport: Transport {
       copy.httpCookieAcceptPolicy = .always
       configuration = copy
     }
-    self.session = URLSession(configuration: configuration)
+    let delegate = SessionDelegate()
+    #if canImport(FoundationNetworking)
+      let queue: OperationQueue? = InlineDelegateQueue()
+    #else
+      let queue: OperationQueue? = nil
+    #endif
+    self.session = URLSession(
+      configuration: configuration, delegate: delegate, delegateQueue: queue)
+    self.delegate = delegate
+    self.maximumResponseBodySize = maximumResponseBodySize
+    self.redirectPolicy = redirectPolicy
   }
 
   /// `.ephemeral` without a `URLCache` and without cookies: nothing is stored between
@@ -88,8 +118,19 @@ public struct URLSessionTransport: Transport {
   }
 
   /// Creates a transport that sends with an existing session.
-  public init(session: URLSession) {
+  ///
+  /// The body limit and progress work as with a session of the transport's own; downloads to
+  /// a file fail with ``CourierError/Kind/invalidRequest``, and the ``redirectPolicy`` does
+  /// not apply (URLSession on Linux tells only the session's delegate about redirects and
+  /// about the body of a task without a completion handler).
+  public init(
+    session: URLSession,
+    maximumResponseBodySize: Int = ResponsePipeline.defaultMaximumDecodedBodySize
+  ) {
     self.session = session
+    self.delegate = nil
+    self.maximumResponseBodySize = maximumResponseBodySize
+    self.redirectPolicy = .standard
   }
 
   /// Ends the session: requests still in flight fail with kind
@@ -116,7 +157,8 @@ public struct URLSessionTransport: Transport {
     } else {
       // Sends are under way: cancel their tasks now; the last send to end invalidates.
       session.getAllTasks { tasks in
-        for task in tasks { task.cancel() }
+        // The callback may run on URLSession's own queue (InlineDelegateQueue).
+        for task in tasks { AttemptObserver.cancel(task) }
       }
     }
   }
@@ -126,50 +168,98 @@ public struct URLSessionTransport: Transport {
 
   /// Sends `request` once.
   ///
+  /// The body is counted as it arrives (after libcurl's decoding) and receiving stops as
+  /// soon as it passes the limit (``ResponseBodyLimitAttribute``, else
+  /// ``maximumResponseBodySize``). A request with a ``DownloadAttribute`` streams a `2xx`
+  /// body to its file instead of memory. Redirects follow ``RedirectPolicyAttribute``, else
+  /// ``redirectPolicy``. Progress goes to ``UploadProgressAttribute`` and
+  /// ``DownloadProgressAttribute`` when set.
+  ///
   /// - Throws: ``CourierError`` with a kind from ``URLErrorMapping`` (for example
   ///   ``CourierError/Kind/cannotConnect`` or ``CourierError/Kind/timedOut``),
   ///   ``CourierError/Kind/cancelled`` when the calling task or the request was cancelled,
+  ///   ``CourierError/Kind/bodyTooLarge`` past the limit,
+  ///   ``CourierError/Kind/tooManyRedirects`` past the redirect policy's hops or on a loop,
   ///   ``CourierError/Kind/invalidRequest`` after ``shutdown()``.
   public func send(_ request: Request) async throws -> Response {
-    var urlRequest = Self.urlRequest(for: request)
+    let observer = AttemptObserver(
+      request: request,
+      limit: request.attributes[ResponseBodyLimitAttribute.self] ?? maximumResponseBodySize,
+      policy: request.attributes[RedirectPolicyAttribute.self] ?? redirectPolicy,
+      destination: request.attributes[DownloadAttribute.self])
+    let sent = observer.request
+    var urlRequest = Self.urlRequest(for: sent)
     try lifecycle.begin(request)
     defer {
       if lifecycle.end(), session !== URLSession.shared { session.invalidateAndCancel() }
     }
     do {
-      let (data, urlResponse): (Data, URLResponse)
+      var (data, urlResponse): (Data, URLResponse)
       #if canImport(FoundationNetworking)
         // Courier's requests run inline in the caller's task, so `Client.cancelAll()` cannot
         // reach them through Task cancellation. The async URLSession calls are the cheapest on
         // Linux (the completion-handler API adds a delegate-queue hop), but hide the
-        // URLSessionTask; a marker on the request lets a cancellation find it.
+        // URLSessionTask; a marker on the request lets a cancellation find it, and lets the
+        // session's delegate find the observer.
         let attempt = MarkedAttempt(session: session, host: request.url.host, pool: markers)
         urlRequest.mainDocumentURL = attempt.marker
         let token = RequestCancellation.current
         let handler = token?.addHandler { attempt.cancel() }
+        delegate?.register(observer, marker: attempt.marker)
         defer {
+          delegate?.unregister(marker: attempt.marker)
           token?.removeHandler(handler)
           attempt.finish()
         }
         try RequestCancellation.checkCancellation()
       #endif
-      if let file = request.body.fileURL {
-        (data, urlResponse) = try await session.upload(for: urlRequest, fromFile: file)
+      if delegate != nil {
+        // Our session: the body comes to the observer piece by piece and is kept (or
+        // written to the download's file) there, never buffered by URLSession.
+        var (current, body) = (urlRequest, sent.body)
+        while true {
+          (data, urlResponse) = try await stream(current, body: body, observer: observer)
+          guard let next = observer.takePendingRedirect() else { break }
+          current = Self.urlRequest(for: next)
+          current.mainDocumentURL = urlRequest.mainDocumentURL
+          body = next.body
+        }
+      } else if observer.isDownload {
+        throw CourierError(
+          kind: .invalidRequest,
+          debugMessage: "downloads to a file need a session URLSessionTransport created",
+          request: request, attempts: 1, stage: "transport")
+      } else if let file = request.body.fileURL {
+        (data, urlResponse) = try await session.upload(
+          for: urlRequest, fromFile: file, delegate: observer)
       } else if let body = request.body.data, !body.isEmpty {
-        (data, urlResponse) = try await session.upload(for: urlRequest, from: body)
+        (data, urlResponse) = try await session.upload(
+          for: urlRequest, from: body, delegate: observer)
       } else {
-        (data, urlResponse) = try await session.data(for: urlRequest)
+        (data, urlResponse) = try await session.data(for: urlRequest, delegate: observer)
       }
+      if let failure = observer.failure { throw failure }
       guard let http = urlResponse as? HTTPURLResponse else {
         throw CourierError(
           kind: .badResponse, debugMessage: "URLSession returned a non-HTTP response",
           request: request, attempts: 1, stage: "transport")
       }
-      return Response(
+      var response = Response(
         status: http.statusCode, headers: Self.headers(of: http), body: data, request: request)
+      if data.count > observer.limit {
+        // The whole body arrived before the cancellation took effect.
+        throw CourierError.bodyTooLarge(limit: observer.limit, request: request)
+      }
+      response.downloadedFile = observer.downloadedFile
+      observer.downloadProgress?.complete(
+        total: response.downloadedFile?.byteCount ?? Int64(data.count))
+      return response
     } catch let error as CourierError {
+      var error = error
+      error.request = request
       throw error
     } catch {
+      if let failure = observer.failure { throw failure }
       var mapped = URLErrorMapping.courierError(for: error, request: request)
       if RequestCancellation.isCancelled, mapped.kind != .cancelled {
         mapped.debugMessage += "; the request was cancelled"
@@ -177,6 +267,43 @@ public struct URLSessionTransport: Transport {
       }
       throw mapped
     }
+  }
+
+  /// Runs a task whose body the observer receives piece by piece, without URLSession
+  /// buffering it.
+  ///
+  /// Why not `data(for:delegate:)`, which would be simpler: URLSession on Linux keeps that
+  /// task's whole decoded body itself, and libcurl decodes all the bytes it has read in one
+  /// go on URLSession's queue before a cancellation can run there, so a 1 MiB gzip bomb grew
+  /// the process by 2 GiB before the task stopped (measured). Here the observer keeps at most
+  /// the limit and drops the rest until the cancellation lands. A data task also sends
+  /// `httpBody` again on a 307/308 hop; an upload task sends its body once.
+  private func stream(
+    _ urlRequest: URLRequest, body: RequestBody, observer: AttemptObserver
+  )
+    async throws -> (Data, URLResponse)
+  {
+    var urlRequest = urlRequest
+    if let data = body.data, !data.isEmpty { urlRequest.httpBody = data }
+    let task: URLSessionTask
+    if let file = body.fileURL {
+      task = session.uploadTask(with: urlRequest, fromFile: file)
+    } else {
+      task = session.dataTask(with: urlRequest)
+    }
+    #if !canImport(FoundationNetworking)
+      task.delegate = observer
+    #endif
+    let (data, response) = try await withTaskCancellationHandler {
+      try await withCheckedThrowingContinuation {
+        (continuation: CheckedContinuation<(Data, HTTPURLResponse), any Error>) in
+        observer.state.withLock { $0.continuation = continuation }
+        task.resume()
+      }
+    } onCancel: {
+      AttemptObserver.cancel(task)
+    }
+    return (data, response)
   }
 
   #if canImport(FoundationNetworking)
@@ -369,7 +496,7 @@ private final class Lifecycle: Sendable {
       guard active else { return }
       session.getAllTasks { [self] tasks in
         if let task = tasks.first(where: { $0.originalRequest?.mainDocumentURL == marker }) {
-          task.cancel()
+          AttemptObserver.cancel(task)
         } else {
           DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(delay)) {
             self.cancel(retryAfter: min(delay * 2, 64))

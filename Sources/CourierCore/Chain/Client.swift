@@ -94,6 +94,7 @@ public final class Client: Sendable {
     defer {
       inFlight.remove(ticket)
       token.detachFromParent()
+      if request.attributes.count > 0 { Self.endProgress(of: request) }
     }
     do {
       // The chain runs inline in the caller's task: no extra task, no thread hop.
@@ -185,6 +186,13 @@ public final class Client: Sendable {
 
   /// How many requests this client has in flight.
   public var inFlightCount: Int { inFlight.count }
+
+  /// Ends the progress streams of a request that is over: a transport that completed the
+  /// body already sent the final event; after a failure the streams end without one.
+  private static func endProgress(of request: Request) {
+    request.attributes[UploadProgressAttribute.self]?.finish()
+    request.attributes[DownloadProgressAttribute.self]?.finish()
+  }
 
   /// Gives `error` this client's reason text.
   private func localized(_ error: CourierError) -> CourierError {

@@ -67,6 +67,9 @@ public struct CourierError: Error, Sendable {
     public static let corruptBody = Kind("corruptBody")
     /// The server's reply was not valid HTTP.
     public static let badResponse = Kind("badResponse")
+    /// Redirects went on past the ``RedirectPolicy``'s hop limit, or came back to a URL
+    /// already visited (a loop).
+    public static let tooManyRedirects = Kind("tooManyRedirects")
     /// Any other transport failure.
     public static let transport = Kind("transport")
     /// The credential was rejected and could not be renewed: the user has to sign in again.

@@ -146,7 +146,9 @@ public struct LoggingMiddleware: Middleware {
   /// The response's status and size, and its headers and body at the levels that log them.
   private func addResponse(_ response: Response, to fields: inout [String: String]) {
     fields["status"] = String(response.status)
-    fields["response_bytes"] = String(response.body.count)
+    // A download's body is in a file: log its size, never its bytes.
+    fields["response_bytes"] = String(
+      response.downloadedFile?.byteCount ?? Int64(response.body.count))
     if level >= .headers { fields["response_headers"] = headers(response.headers) }
     if level >= .body, let body = responseBody(response) { fields["response_body"] = body }
   }
@@ -172,6 +174,9 @@ public struct LoggingMiddleware: Middleware {
   }
 
   private func responseBody(_ response: Response) -> String? {
+    if let file = response.downloadedFile {
+      return "<file \(file.url.lastPathComponent), \(file.byteCount) bytes>"
+    }
     guard !response.body.isEmpty else { return nil }
     return body(response.body, contentType: response.headers[.contentType])
   }

@@ -15,6 +15,9 @@ public struct Response: Sendable {
   public var attempts: Int
   /// When sending started and how long it took, as measured by the ``Client``.
   public var timings: Timings
+  /// Where the transport wrote the body instead of ``body``, for a request with a
+  /// ``DownloadAttribute`` answered `2xx`; `nil` otherwise.
+  public var downloadedFile: DownloadedFile?
   /// What ``ResponseValidation`` found when the response pipeline ran inside the chain, so the
   /// body is scanned once; `nil` when it did not run.
   var validated: ValidatedPayload?

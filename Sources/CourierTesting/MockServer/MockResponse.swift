@@ -29,6 +29,12 @@ public struct MockResponse: Sendable {
   public var delay: Duration
   /// A deliberate failure to inject instead of (or part-way through) the normal response.
   public var fault: MockFault?
+  /// A body produced while it is sent, instead of ``body`` (see
+  /// ``ranged(_:request:etag:lastModified:contentType:)``); the headers must then carry its
+  /// `Content-Length` unless ``chunked`` is set.
+  public var source: MockBodySource?
+  /// The part of ``source`` to send; all of it when `nil`.
+  public var sourceRange: Range<Int>?
 
   /// Creates a response.
   ///

@@ -59,14 +59,18 @@ public final class MockServer: Sendable {
   /// The URL of the server's root, such as `http://127.0.0.1:49152/`.
   public let baseURL: URL
 
-  /// Binds an ephemeral port on `host`, starts listening and starts accepting connections.
+  /// Binds a port on `host`, starts listening and starts accepting connections.
   ///
-  /// - Parameter host: A numeric IPv4 or IPv6 address to listen on; the loopback address by
-  ///   default.
+  /// - Parameters:
+  ///   - host: A numeric IPv4 or IPv6 address to listen on; the loopback address by default.
+  ///     Any `127.x.y.z` works on Linux without configuration (all of `127/8` is loopback),
+  ///     which gives a test a second host.
+  ///   - port: The port; 0 (the default) lets the kernel pick a free one. Pass the ``port``
+  ///     of a server that was shut down to start it again where clients expect it.
   /// - Throws: ``MockServerError`` if the address is not numeric or the socket cannot be
   ///   bound.
-  public init(host: String = "127.0.0.1") throws {
-    let core = try ServerCore(host: host)
+  public init(host: String = "127.0.0.1", port: Int = 0) throws {
+    let core = try ServerCore(host: host, port: port)
     guard let baseURL = URL(string: "http://\(core.urlHost):\(core.port)/") else {
       throw MockServerError("cannot form a URL for host '\(host)'")
     }

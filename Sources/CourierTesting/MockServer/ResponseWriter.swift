@@ -34,6 +34,10 @@ struct ResponseWriter {
     var message = head(
       for: response, bodyAllowed: bodyAllowed, chunked: chunked, closing: closing,
       keepAliveHTTP10: keepAliveHTTP10)
+    if let source = response.source {
+      guard sendsBody, Socket.sendAll(fd, message) else { return false }
+      return writeSource(source, response: response, chunked: chunked, truncate: truncate)
+    }
     guard sendsBody, !response.body.isEmpty || chunked else {
       return Socket.sendAll(fd, message)
     }
@@ -52,6 +56,32 @@ struct ResponseWriter {
     return body.withUnsafeBytes { bytes in
       Socket.sendAll(fd, UnsafeRawBufferPointer(rebasing: bytes.prefix(length)))
     }
+  }
+
+  /// Sends a streamed body a piece at a time (256 KiB), so a body of any size costs one
+  /// piece of memory.
+  private func writeSource(
+    _ source: MockBodySource, response: MockResponse, chunked: Bool, truncate: Bool
+  ) -> Bool {
+    let range = response.sourceRange ?? 0..<source.count
+    let end = truncate ? range.lowerBound + range.count / 2 : range.upperBound
+    let piece = 256 * 1024
+    var offset = range.lowerBound
+    while offset < end {
+      let data = source.bytes(at: offset, count: min(piece, end - offset))
+      if data.isEmpty { return false }
+      var message: [UInt8] = []
+      if chunked {
+        message.append(contentsOf: String(data.count, radix: 16).utf8)
+        message.append(contentsOf: Self.crlf)
+      }
+      message.append(contentsOf: data)
+      if chunked { message.append(contentsOf: Self.crlf) }
+      guard Socket.sendAll(fd, message) else { return false }
+      offset += data.count
+    }
+    if chunked && !truncate { return Socket.sendAll(fd, Array("0\r\n\r\n".utf8)) }
+    return true
   }
 
   /// Writes the interim `100 Continue` response.

@@ -43,8 +43,8 @@ final class ServerCore: Sendable {
   private let threadExited = DispatchSemaphore(value: 0)
 
   /// Binds and listens; threads are started by ``start()``.
-  init(host: String) throws(MockServerError) {
-    let listener = try Socket.bindAndListen(host: host)
+  init(host: String, port: Int = 0) throws(MockServerError) {
+    let listener = try Socket.bindAndListen(host: host, port: port)
     let wake: (read: Int32, write: Int32)
     do {
       wake = try Socket.makeWakePipe()
@@ -53,7 +53,7 @@ final class ServerCore: Sendable {
       throw error
     }
     listenFD = listener.fd
-    port = listener.port
+    self.port = listener.port
     urlHost = listener.urlHost
     wakeReadFD = wake.read
     wakeWriteFD = wake.write

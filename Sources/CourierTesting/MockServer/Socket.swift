@@ -46,8 +46,10 @@ enum Socket {
     var urlHost: String
   }
 
-  /// Binds `host` (a numeric IPv4 or IPv6 address) on an ephemeral port and starts listening.
-  static func bindAndListen(host: String) throws(MockServerError) -> Listener {
+  /// Binds `host` (a numeric IPv4 or IPv6 address) on `port` (0: an ephemeral one) and starts
+  /// listening.
+  static func bindAndListen(host: String, port: Int = 0) throws(MockServerError) -> Listener {
+    guard (0...65535).contains(port) else { throw MockServerError("port \(port) is out of range") }
     var v4 = in_addr()
     var v6 = in6_addr()
     if inet_pton(AF_INET, host, &v4) == 1 {
@@ -56,7 +58,7 @@ enum Socket {
         address.sin_len = UInt8(MemoryLayout<sockaddr_in>.size)
       #endif
       address.sin_family = sa_family_t(AF_INET)
-      address.sin_port = 0
+      address.sin_port = UInt16(port).bigEndian
       address.sin_addr = v4
       let fd = try openListener(family: AF_INET, address: address)
       return Listener(fd: fd, port: try boundPort(fd), urlHost: host)
@@ -67,7 +69,7 @@ enum Socket {
         address.sin6_len = UInt8(MemoryLayout<sockaddr_in6>.size)
       #endif
       address.sin6_family = sa_family_t(AF_INET6)
-      address.sin6_port = 0
+      address.sin6_port = UInt16(port).bigEndian
       address.sin6_addr = v6
       let fd = try openListener(family: AF_INET6, address: address)
       return Listener(fd: fd, port: try boundPort(fd), urlHost: "[\(host)]")

@@ -1,0 +1,192 @@
+import Foundation
+import Synchronization
+
+/// Progress of one upload or download, as an `AsyncSequence` a task beside the request reads.
+///
+/// Attach it with ``Endpoint/uploadProgress(_:)`` or ``Endpoint/downloadProgress(_:)`` (or
+/// the request attributes ``UploadProgressAttribute`` and ``DownloadProgressAttribute``);
+/// the transport reports bytes as they move and a final event when the body is complete.
+///
+/// - Events are throttled: at most one per ``minimumInterval`` (default 1/60 s, the most a
+///   screen shows), plus the final one, which is never dropped.
+/// - ``Event/completed`` never goes down: a retried attempt that starts again from zero
+///   reports nothing until it passes what was already reported (a resumed download goes on
+///   from where it stopped).
+/// - The stream ends after the final event, or when the request ends without one (it
+///   failed): ``Client`` ends it then.
+/// - One reader: `events` is an `AsyncStream`. If the reader is slow, older events are
+///   dropped, never the newest.
+///
+/// ```swift
+/// let progress = TransferProgress()
+/// let watcher = Task {
+///   for await event in progress.events {
+///     print(event.completed, event.expected ?? -1)
+///   }
+/// }
+/// let destination = URL(fileURLWithPath: "/tmp/big.iso")
+/// let result = try await client.download(
+///   Endpoint<Void>(.get, "files/big.iso").downloadProgress(progress), to: destination)
+/// await watcher.value
+/// print(result.byteCount)
+/// ```
+public final class TransferProgress: Sendable {
+  /// One progress report.
+  public struct Event: Sendable, Hashable {
+    /// Bytes sent or received so far (for a resumed download, counting the bytes that were
+    /// already on disk).
+    public var completed: Int64
+    /// The total, when known (`Content-Length`, or the upload's size).
+    public var expected: Int64?
+    /// Whether this is the final event: the body is complete.
+    public var isFinal: Bool
+
+    /// Creates an event.
+    public init(completed: Int64, expected: Int64?, isFinal: Bool = false) {
+      self.completed = completed
+      self.expected = expected
+      self.isFinal = isFinal
+    }
+
+    /// `completed / expected`, when the total is known and not zero.
+    public var fractionCompleted: Double? {
+      guard let expected, expected > 0 else { return nil }
+      return Double(completed) / Double(expected)
+    }
+  }
+
+  private struct State {
+    var completed: Int64 = 0
+    var expected: Int64?
+    var lastEmission: ContinuousClock.Instant?
+    var finished = false
+    var emitted = 0
+  }
+
+  /// The events; read by one task.
+  public let events: AsyncStream<Event>
+  /// The shortest time between two events, except before the final one.
+  public let minimumInterval: Duration
+
+  private let continuation: AsyncStream<Event>.Continuation
+  private let state = Mutex(State())
+
+  /// Creates a progress object.
+  ///
+  /// - Parameter minimumInterval: The shortest time between two events; default 1/60 s.
+  public init(minimumInterval: Duration = .nanoseconds(16_666_667)) {
+    self.minimumInterval = minimumInterval
+    // 128 events cover two seconds of a reader that is not keeping up; older ones go first.
+    (events, continuation) = AsyncStream.makeStream(
+      of: Event.self, bufferingPolicy: .bufferingNewest(128))
+  }
+
+  /// The last state reported: bytes so far and the total when known.
+  public var latest: Event {
+    state.withLock { Event(completed: $0.completed, expected: $0.expected, isFinal: $0.finished) }
+  }
+
+  /// How many events were emitted so far.
+  public var emittedCount: Int { state.withLock { $0.emitted } }
+
+  /// Reports `completed` bytes of `expected`; emitted when ``minimumInterval`` has passed
+  /// since the last event. Transports call it.
+  public func update(completed: Int64, expected: Int64?) {
+    let now = ContinuousClock.now
+    let event = state.withLock { state -> Event? in
+      guard !state.finished else { return nil }
+      if let expected { state.expected = expected }
+      guard completed > state.completed else { return nil }
+      state.completed = completed
+      if let last = state.lastEmission, now - last < minimumInterval { return nil }
+      state.lastEmission = now
+      state.emitted += 1
+      return Event(completed: state.completed, expected: state.expected)
+    }
+    if let event { continuation.yield(event) }
+  }
+
+  /// Reports the body complete at `total` bytes: emits the final event and ends the stream.
+  /// Later calls do nothing. Transports call it.
+  public func complete(total: Int64) {
+    let event = state.withLock { state -> Event? in
+      guard !state.finished else { return nil }
+      state.finished = true
+      state.completed = max(state.completed, total)
+      state.expected = state.completed
+      state.emitted += 1
+      return Event(completed: state.completed, expected: state.expected, isFinal: true)
+    }
+    if let event {
+      continuation.yield(event)
+      continuation.finish()
+    }
+  }
+
+  /// Ends the stream without a final event (the request failed); does nothing after
+  /// ``complete(total:)``.
+  public func finish() {
+    let first = state.withLock { state -> Bool in
+      defer { state.finished = true }
+      return !state.finished
+    }
+    if first { continuation.finish() }
+  }
+}
+
+/// The progress object told about the request body as it is sent; `nil` by default.
+public enum UploadProgressAttribute: RequestAttributeKey {
+  /// No progress reporting.
+  public static let defaultValue: TransferProgress? = nil
+}
+
+/// The progress object told about the response body as it arrives; `nil` by default.
+public enum DownloadProgressAttribute: RequestAttributeKey {
+  /// No progress reporting.
+  public static let defaultValue: TransferProgress? = nil
+}
+
+/// The largest response body a transport keeps in memory, in bytes; `nil` (the default)
+/// leaves the transport's own limit, which for ``URLSessionTransport`` is
+/// ``ResponsePipeline/defaultMaximumDecodedBodySize`` (32 MiB).
+///
+/// The transport counts bytes as they arrive, after any decoding it applies itself
+/// (URLSession on Linux decodes gzip), and stops receiving as soon as the count passes the
+/// limit, failing with ``CourierError/Kind/bodyTooLarge``. A download to a file is not held
+/// in memory and is not limited by it.
+public enum ResponseBodyLimitAttribute: RequestAttributeKey {
+  /// No override.
+  public static let defaultValue: Int? = nil
+}
+
+extension Endpoint {
+  /// Reports the request body's progress to `progress` as it is sent.
+  public func uploadProgress(_ progress: TransferProgress) -> Self {
+    attribute(UploadProgressAttribute.self, progress)
+  }
+
+  /// Reports the response body's progress to `progress` as it arrives.
+  public func downloadProgress(_ progress: TransferProgress) -> Self {
+    attribute(DownloadProgressAttribute.self, progress)
+  }
+
+  /// Keeps at most `bytes` of response body in memory instead of the transport's limit;
+  /// more fails with ``CourierError/Kind/bodyTooLarge`` as soon as it arrives.
+  public func maximumResponseBodySize(_ bytes: Int) -> Self {
+    attribute(ResponseBodyLimitAttribute.self, bytes)
+  }
+}
+
+extension CourierError {
+  /// The error a transport throws when a response body passes `limit` bytes.
+  public static func bodyTooLarge(
+    limit: Int, request: Request, response: Response? = nil
+  )
+    -> CourierError
+  {
+    CourierError(
+      kind: .bodyTooLarge,
+      debugMessage: "the response body passed the limit of \(limit) bytes; receiving stopped",
+      request: request, response: response, attempts: 1, stage: "transport")
+  }
+}

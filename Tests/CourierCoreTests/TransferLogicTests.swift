@@ -1,0 +1,144 @@
+import CourierCore
+import CourierTesting
+import Foundation
+import Testing
+
+/// Progress, downloads, limits and the redirect rule, over ``StubTransport``.
+@Suite("Transfers over StubTransport", .timeLimit(.minutes(1)))
+struct TransferLogicTests {
+  static func folder() throws -> URL {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "courier-stub-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    return folder
+  }
+
+  @Test("chunked delivery: progress is monotonic, throttled, and ends at the total")
+  func chunkedProgress() async throws {
+    let body = Data(count: 1_000_000)
+    let stub = StubTransport([StubResponse.data(body).chunked(10_000)])
+    let client = Client(baseURL: URL(string: "https://api.test/")!, transport: stub)
+    // One event a minute at most, apart from the final one.
+    let progress = TransferProgress(minimumInterval: .seconds(60))
+    let collector = Task {
+      var events: [TransferProgress.Event] = []
+      for await event in progress.events { events.append(event) }
+      return events
+    }
+    let data = try await client.send(Endpoint<Data>(.get, "blob").downloadProgress(progress))
+    let events = await collector.value
+    #expect(data == body)
+    #expect(events.count == 2)
+    #expect(events.first?.completed == 10_000)
+    #expect(events.last == .init(completed: 1_000_000, expected: 1_000_000, isFinal: true))
+  }
+
+  @Test("unthrottled: one event per chunk, each larger than the last")
+  func everyChunk() async throws {
+    let stub = StubTransport([StubResponse.data(Data(count: 50)).chunked(10)])
+    let client = Client(baseURL: URL(string: "https://api.test/")!, transport: stub)
+    let progress = TransferProgress(minimumInterval: .zero)
+    let collector = Task { await progress.events.reduce(into: []) { $0.append($1.completed) } }
+    _ = try await client.send(Endpoint<Data>(.get, "blob").downloadProgress(progress))
+    #expect(await collector.value == [10, 20, 30, 40, 50, 50])
+  }
+
+  @Test("a failed request ends the progress stream without a final event")
+  func failureEndsStream() async throws {
+    let stub = StubTransport([.failure(.connectionLost)])
+    let client = Client(baseURL: URL(string: "https://api.test/")!, transport: stub)
+    let progress = TransferProgress()
+    let collector = Task { await progress.events.reduce(into: 0) { count, _ in count += 1 } }
+    let error = await courierError {
+      try await client.send(Endpoint<Data>(.get, "blob").downloadProgress(progress))
+    }
+    #expect(error?.kind == .connectionLost)
+    #expect(await collector.value == 0)
+  }
+
+  @Test("an explicit limit fails a chunked body with bodyTooLarge")
+  func limit() async throws {
+    let stub = StubTransport([StubResponse.data(Data(count: 100)).chunked(30)])
+    let client = Client(baseURL: URL(string: "https://api.test/")!, transport: stub)
+    let error = await courierError {
+      try await client.send(Endpoint<Data>(.get, "blob").maximumResponseBodySize(50))
+    }
+    #expect(error?.kind == .bodyTooLarge)
+  }
+
+  @Test("download through the stub: the file appears only when complete")
+  func download() async throws {
+    let folder = try Self.folder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let body = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0) })
+    let stub = StubTransport([StubResponse.data(body).chunked(64_000)])
+    let client = Client(baseURL: URL(string: "https://api.test/")!, transport: stub)
+    let destination = folder.appendingPathComponent("out.bin")
+    let result = try await client.download(Endpoint<Void>(.get, "file"), to: destination)
+    #expect(result.byteCount == 300_000)
+    #expect(try Data(contentsOf: destination) == body)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["out.bin"])
+  }
+
+  @Test("download: a 500 fails the status check with its body, no file")
+  func downloadError() async throws {
+    let folder = try Self.folder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let stub = StubTransport([.text("broken", status: 500)])
+    let client = Client(baseURL: URL(string: "https://api.test/")!, transport: stub)
+    let error = await courierError {
+      try await client.download(
+        Endpoint<Void>(.get, "file"), to: folder.appendingPathComponent("out.bin"))
+    }
+    #expect(error?.kind == .httpStatus)
+    #expect(error?.response?.bodyText == "broken")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+  }
+
+  @Test("redirect policy: hop limit, loops and custom decisions")
+  func policy() throws {
+    let original = Request(url: URL(string: "https://a.test/0")!)
+    let policy = RedirectPolicy.follow(maximum: 2)
+    var visited: [(method: HTTPMethod, url: URL)] = [(.get, original.url)]
+    for hop in 1...2 {
+      let location = URL(string: "https://a.test/\(hop)")!
+      let next = try policy.decide(
+        original: original, previous: original, status: 302, location: location,
+        visited: visited)
+      #expect(next?.url == location)
+      visited.append((.get, location))
+    }
+    #expect(throws: CourierError.self) {
+      try policy.decide(
+        original: original, previous: original, status: 302,
+        location: URL(string: "https://a.test/3")!, visited: visited)
+    }
+    let loop = #expect(throws: CourierError.self) {
+      try RedirectPolicy.standard.decide(
+        original: original, previous: original, status: 302, location: original.url,
+        visited: [(.get, original.url)])
+    }
+    #expect(loop?.kind == .tooManyRedirects)
+    let never = RedirectPolicy.custom { _ in nil }
+    #expect(
+      try never.decide(
+        original: original, previous: original, status: 302,
+        location: URL(string: "https://b.test/")!, visited: [(.get, original.url)]) == nil)
+    #expect(
+      try RedirectPolicy.doNotFollow.decide(
+        original: original, previous: original, status: 302,
+        location: URL(string: "https://b.test/")!, visited: []) == nil)
+  }
+
+  @Test("tooManyRedirects has a reason in every built-in language")
+  func reasons() {
+    let error = CourierError(kind: .tooManyRedirects)
+    for locale in ["en", "zh-Hans", "zh-Hant"] {
+      let reason = ReasonCatalog.standard.reason(for: error, locale: locale)
+      #expect(!reason.isEmpty)
+      #expect(
+        reason != ReasonCatalog.standard.reason(for: CourierError(kind: .transport), locale: locale)
+      )
+    }
+  }
+}
