@@ -19,14 +19,19 @@ import Foundation
 /// ```
 ///
 /// ## Behaviour
-/// - One `send` is one HTTP exchange. Redirects are **not followed**: a 3xx comes back as the
-///   response, with its `Location` header, for a redirect policy in the chain to act on (see
-///   ``Configuration``). The response's headers are those of the final response only, never of
-///   an interim `1xx`.
+/// - Redirects follow the request's ``RedirectPolicyAttribute``, else ``redirectPolicy``
+///   (default ``RedirectPolicy/standard``: at most 10 hops), hop by hop with CourierCore's
+///   shared rule (``Redirect/nextRequest(after:status:location:)``): `Authorization`,
+///   `Proxy-Authorization` and `Cookie` are dropped when the scheme, host or port changes,
+///   301/302 `POST` and 303 become `GET`, 307/308 keep the method and body; a loop or too many
+///   hops is ``CourierError/Kind/tooManyRedirects``. libcurl's own following
+///   (`CURLOPT_FOLLOWLOCATION`) is never used. The response's headers are those of the final
+///   response only, never of an interim `1xx` or an earlier hop.
 /// - Request bodies in memory are handed to libcurl as they are; file bodies
 ///   (`RequestBody.file`) are streamed from disk in libcurl's buffer size and never loaded
 ///   whole.
-/// - The response body is limited to ``Configuration/maximumResponseBodySize``: a transfer
+/// - The response body is limited to the request's ``ResponseBodyLimitAttribute``
+///   (`Endpoint.maximumResponseBodySize(_:)`), else ``Configuration/maximumResponseBodySize``: a transfer
 ///   that passes it is aborted from libcurl's write callback (so memory never grows past the
 ///   limit) and fails with ``CourierError/Kind/bodyTooLarge``.
 /// - Content decoding is off by default (``Configuration/ContentDecoding/none``): no
@@ -52,16 +57,23 @@ import Foundation
 public final class CurlTransport: Transport, CustomStringConvertible {
   /// The settings this transport was created with.
   public let configuration: Configuration
+  /// What happens to redirects unless a request sets ``RedirectPolicyAttribute``; default
+  /// ``RedirectPolicy/standard`` (follow at most 10 hops), as ``URLSessionTransport``.
+  public let redirectPolicy: RedirectPolicy
 
   private let loop: CurlEventLoop
 
   /// Creates a transport and starts its event-loop thread.
   ///
-  /// - Parameter configuration: Default ``Configuration/standard``: HTTP/1.1, 8 connections per
-  ///   host, 10 s to connect, 60 s idle limit, 32 MiB response bodies, no content decoding,
-  ///   the system's trust store.
-  public init(configuration: Configuration = .standard) {
+  /// - Parameters:
+  ///   - configuration: Default ``Configuration/standard``: HTTP/1.1, 8 connections per host,
+  ///     10 s to connect, 60 s idle limit, 32 MiB response bodies, no content decoding, the
+  ///     system's trust store.
+  ///   - redirectPolicy: Default ``RedirectPolicy/standard`` (at most 10 hops).
+  public init(configuration: Configuration = .standard, redirectPolicy: RedirectPolicy = .standard)
+  {
     self.configuration = configuration
+    self.redirectPolicy = redirectPolicy
     self.loop = CurlEventLoop(configuration: configuration)
   }
 
@@ -78,15 +90,32 @@ public final class CurlTransport: Transport, CustomStringConvertible {
   ///   transport was shut down while the request was in flight, and
   ///   ``CourierError/Kind/invalidRequest`` after ``shutdown()``.
   public func send(_ request: Request) async throws -> Response {
-    // Redirects: one exchange per send, a 3xx is returned as it is. The shared redirect
-    // policy (from CourierCore) will loop over `loop.perform` here, hop by hop.
-    try await loop.perform(request, limits: limits(for: request))
+    let policy = request.attributes[RedirectPolicyAttribute.self] ?? redirectPolicy
+    var current = request
+    var visited: [(method: HTTPMethod, url: URL)] = [(request.method, request.url)]
+    while true {
+      let response = try await loop.perform(current, limits: limits(for: current))
+      guard (300..<400).contains(response.status),
+        let location = response.headers[.location],
+        let target = URL(string: location, relativeTo: current.url)?.absoluteURL,
+        ["http", "https"].contains(target.scheme?.lowercased() ?? "")
+      else { return response }
+      guard
+        let next = try policy.decide(
+          original: request, previous: current, status: response.status, location: target,
+          visited: visited)
+      else { return response }
+      visited.append((next.method, next.url))
+      current = next
+    }
   }
 
-  /// The limits for one request: the hook where a per-request attribute will override
+  /// The limits for one request: its ``ResponseBodyLimitAttribute``, else
   /// ``Configuration/maximumResponseBodySize``.
   func limits(for request: Request) -> CurlTransferLimits {
-    CurlTransferLimits(maximumResponseBodySize: configuration.maximumResponseBodySize)
+    CurlTransferLimits(
+      maximumResponseBodySize: request.attributes[ResponseBodyLimitAttribute.self]
+        ?? configuration.maximumResponseBodySize)
   }
 
   /// `true`: `Client.cancelAll()` and `TimeoutMiddleware` reach a transfer through

@@ -173,16 +173,78 @@ struct CurlTransportTests {
 
   // MARK: Redirects and interim responses
 
-  @Test("a redirect is returned as it is, not followed")
-  func redirectReturned() async throws {
+  static func credentialed(_ url: URL) throws -> Request {
+    var request = Request(url: url)
+    try request.headers.set("Authorization", "Bearer secret")
+    try request.headers.set("Cookie", "session=s1")
+    return request
+  }
+
+  @Test("a cross-host redirect (127.0.0.1 → 127.0.0.2) is followed without Authorization or Cookie")
+  func crossHostRedirect() async throws {
+    let fixture = try CurlFixture()
+    let other = try MockServer(host: "127.0.0.2")
+    defer {
+      fixture.shutdown()
+      other.shutdown()
+    }
+    fixture.server.enqueue(
+      MockResponse(status: 302).addingHeader("Location", other.url("/landing").absoluteString))
+    other.enqueue(.text("arrived"))
+    let response = try await fixture.client.send(Self.credentialed(fixture.server.url("start")))
+    #expect(response.bodyText == "arrived")
+    #expect(try await fixture.server.takeRequest().header("Authorization") == "Bearer secret")
+    let second = try await other.takeRequest()
+    #expect(second.header("Authorization") == nil)
+    #expect(second.header("Cookie") == nil)
+  }
+
+  @Test("a same-host redirect keeps the credentials; 303 turns POST into GET without a body")
+  func sameHostRedirect() async throws {
     let fixture = try CurlFixture()
     defer { fixture.shutdown() }
-    fixture.server.enqueue(MockResponse(status: 302).addingHeader("Location", "/elsewhere"))
-    fixture.server.enqueue(.text("should not be fetched"))
-    let response = try await fixture.client.send(Request(url: fixture.server.url("old")))
+    fixture.server.enqueue(MockResponse(status: 303).addingHeader("Location", "/moved"))
+    fixture.server.enqueue(.text("here"))
+    var request = try Self.credentialed(fixture.server.url("old"))
+    request.method = .post
+    request.body = .data(Data("payload".utf8))
+    let response = try await fixture.client.send(request)
+    #expect(response.bodyText == "here")
+    _ = try await fixture.server.takeRequest()
+    let moved = try await fixture.server.takeRequest()
+    #expect(moved.method == "GET")
+    #expect(moved.body.isEmpty)
+    #expect(moved.header("Authorization") == "Bearer secret")
+    #expect(moved.header("Cookie") == "session=s1")
+  }
+
+  @Test("a redirect loop is tooManyRedirects; .doNotFollow returns the 3xx as it is")
+  func redirectLoopAndDoNotFollow() async throws {
+    let fixture = try CurlFixture()
+    defer { fixture.shutdown() }
+    fixture.server.setDispatcher { _ in MockResponse(status: 302).addingHeader("Location", "/a") }
+    let error = await courierError {
+      _ = try await fixture.client.send(Request(url: fixture.server.url("a")))
+    }
+    #expect(error?.kind == .tooManyRedirects)
+    #expect(error?.debugMessage.contains("loop") == true)
+    var request = Request(url: fixture.server.url("a"))
+    request.attributes[RedirectPolicyAttribute.self] = .doNotFollow
+    let response = try await fixture.client.send(request)
     #expect(response.status == 302)
-    #expect(response.headers[.location] == "/elsewhere")
-    #expect(fixture.server.requestCount == 1)
+    #expect(response.headers[.location] == "/a")
+  }
+
+  @Test("Endpoint.maximumResponseBodySize overrides the transport's limit")
+  func perRequestBodyLimit() async throws {
+    let fixture = try CurlFixture()
+    defer { fixture.shutdown() }
+    fixture.server.enqueue(.text(String(repeating: "x", count: 4096)))
+    let error = await courierError {
+      _ = try await fixture.client.send(
+        Endpoint<Data>(.get, "big").maximumResponseBodySize(1024))
+    }
+    #expect(error?.kind == .bodyTooLarge)
   }
 
   @Test("an interim 103 response's headers are dropped; the final response's are kept")
@@ -321,18 +383,27 @@ struct CurlTransportTests {
   // MARK: Signals, threads, descriptors
 
   @Test("SIGPIPE is blocked on the event-loop thread, where libcurl does all socket I/O")
-  func sigpipeBlocked() throws {
-    let transport = CurlTransport()
-    defer { transport.shutdown() }
+  func sigpipeBlocked() async throws {
+    let fixture = try CurlFixture()
+    defer { fixture.shutdown() }
+    // The loop thread names itself when it starts: one answered request proves it has.
+    fixture.server.enqueue(.text("ok"))
+    _ = try await fixture.client.send(Request(url: fixture.server.url("ping")))
     let loops = threads(named: "courier-curl")
     #expect(!loops.isEmpty)
+    var checked = 0
     for task in loops {
-      let status = try String(contentsOfFile: "/proc/self/task/\(task)/status", encoding: .utf8)
+      // Other suites' transports start and stop loop threads meanwhile: skip one that ended.
+      guard
+        let status = try? String(contentsOfFile: "/proc/self/task/\(task)/status", encoding: .utf8)
+      else { continue }
+      checked += 1
       let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("SigBlk:") })
       let mask = try #require(
         UInt64(line.dropFirst(7).trimmingCharacters(in: .whitespaces), radix: 16))
       #expect(mask & (1 << (UInt64(SIGPIPE) - 1)) != 0)
     }
+    #expect(checked > 0, "this transport's loop thread is alive and was checked")
   }
 
   @Test("uploading to a peer that resets the connection fails cleanly, the process lives on")

@@ -123,7 +123,7 @@ struct HTTPBinInteropTests {
     #expect(ContinuousClock.now - started < .seconds(4))
   }
 
-  @Test("/redirect/3 ends at /get", arguments: [Wire.urlSession])
+  @Test("/redirect/3 ends at /get", arguments: Wire.allCases)
   func redirects(wire: Wire) async throws {
     let client = try makeClient(wire)
     let response = try await client.response(for: Endpoint<Echo>(.get, "redirect/3"))
