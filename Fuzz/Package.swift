@@ -1,4 +1,7 @@
-// swift-tools-version: 6.2
+// swift-tools-version: 5.4
+// 5.4 on purpose: from 5.5 on, SwiftPM renames an executable's entry point to `<Module>_main`
+// and links with `--defsym main=<Module>_main`, which leaves libFuzzer's own `main` out. The
+// targets are still compiled in the Swift 6 language mode (see `fuzzSettings`).
 import Foundation
 import PackageDescription
 
@@ -12,7 +15,7 @@ import PackageDescription
 let courier = URL(fileURLWithPath: #filePath)
   .deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
 
-let fuzzSettings: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
+let fuzzSettings: [SwiftSetting] = [.unsafeFlags(["-parse-as-library", "-swift-version", "6"])]
 
 /// Fuzz target name → the Courier products it exercises.
 let fuzzTargets: [(name: String, products: [String])] = [
@@ -25,7 +28,6 @@ let fuzzTargets: [(name: String, products: [String])] = [
 
 let package = Package(
   name: "CourierFuzz",
-  platforms: [.macOS(.v15)],
   products: fuzzTargets.map { .executable(name: $0.name, targets: [$0.name]) },
   dependencies: [.package(path: "..")],
   targets: fuzzTargets.map { target in
@@ -35,6 +37,5 @@ let package = Package(
       path: "Sources/\(target.name)",
       swiftSettings: fuzzSettings
     )
-  },
-  swiftLanguageModes: [.v6]
+  }
 )

@@ -38,7 +38,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     do {
       try added.add(name, value)
       guard checkedName != nil else { fatalError("add accepted name \(name.debugDescription)") }
-      guard let last = added.values(for: HTTPHeaders.Name(name)).last else {
+      guard let last = added.values(for: try HTTPHeaders.Name(name)).last else {
         fatalError("added \(name.debugDescription) is not found")
       }
       checkValue(last, from: value)
