@@ -28,6 +28,21 @@ struct HeadersTests {
     #expect(headers["x-tab"] == "a\tb")
   }
 
+  /// Found by Fuzz/FuzzHeaders: white space was trimmed by `Character`, and a space followed
+  /// by a combining mark is one `Character` that is not `" "`, so it stayed.
+  @Test("white space before or after a combining mark is trimmed too (fuzzing regression)")
+  func trimsWhitespaceBesideCombiningMarks() throws {
+    var headers = HTTPHeaders()
+    try headers.add("X-Combining", " \u{301}x\u{301} ")
+    try headers.add("X-Tabs", "\t\u{301}\t")
+    try headers.set("X-Set", "  \u{308}  ")
+    #expect(Array(headers["X-Combining"]?.utf8 ?? "".utf8) == Array("\u{301}x\u{301}".utf8))
+    #expect(Array(headers["X-Tabs"]?.utf8 ?? "".utf8) == Array("\u{301}".utf8))
+    #expect(Array(headers["X-Set"]?.utf8 ?? "".utf8) == Array("\u{308}".utf8))
+    let received = HTTPHeaders(received: [("X-Received", " \u{301}a ")])
+    #expect(Array(received["X-Received"]?.utf8 ?? "".utf8) == Array("\u{301}a".utf8))
+  }
+
   @Test("lookup ignores case; order and repeated names are kept")
   func orderedAndCaseInsensitive() throws {
     var headers = try HTTPHeaders([("Vary", "Accept"), ("X-One", "1"), ("vary", "Origin")])

@@ -235,12 +235,16 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
           "value of header \(name) contains control character 0x\(String(byte, radix: 16))"
           + " (CR, LF and NUL are never allowed)")
     }
-    let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-    guard let first = value.firstIndex(where: { !isSpace($0) }),
-      let last = value.lastIndex(where: { !isSpace($0) })
+    // Bytes, not Characters: a space followed by a combining mark is one Character that is
+    // not " ", and was kept, so the value reached the wire with leading white space.
+    let utf8 = value.utf8
+    let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+    guard let first = utf8.firstIndex(where: { !isSpace($0) }),
+      let last = utf8.lastIndex(where: { !isSpace($0) })
     else { return "" }
-    if first == value.startIndex && value.index(after: last) == value.endIndex { return value }
-    return String(value[first...last])
+    if first == utf8.startIndex && utf8.index(after: last) == utf8.endIndex { return value }
+    // Both ends are next to an ASCII byte or the end, so they are scalar boundaries.
+    return String(decoding: utf8[first...last], as: UTF8.self)
   }
 }
 

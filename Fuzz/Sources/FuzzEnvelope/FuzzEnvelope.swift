@@ -1,0 +1,112 @@
+// libFuzzer target: the envelope scanner and key paths over arbitrary bytes.
+//
+// The input is an optional key path line (`data.items\n`, at most 64 bytes) followed by a
+// response body. The body goes through JSONScanner.locate, the built-in and a key-path
+// EnvelopeRule, and the ResponsePipeline's validate and decode path with
+// `Endpoint.decoded(at:)`'s decoding, `.string` and `.data`, for a 200 and a 400.
+//
+// Errors are expected; a crash, a range outside the body, or the scanner rejecting an object
+// Foundation's parser accepts (below the nesting limit) is a bug.
+
+import Foundation
+
+@testable import CourierCore
+
+private let request = Request(url: URL(fileURLWithPath: "/"))
+private let decoder = JSONDecoder()
+
+/// Any JSON value, decoded as a model would be.
+private indirect enum JSONValue: Decodable, Sendable {
+  case null, bool(Bool), number(Double), string(String), array([JSONValue])
+  case object([String: JSONValue])
+
+  init(from decoder: any Decoder) throws {
+    let container = try decoder.singleValueContainer()
+    if container.decodeNil() {
+      self = .null
+    } else if let value = try? container.decode(Bool.self) {
+      self = .bool(value)
+    } else if let value = try? container.decode(Double.self) {
+      self = .number(value)
+    } else if let value = try? container.decode(String.self) {
+      self = .string(value)
+    } else if let value = try? container.decode([JSONValue].self) {
+      self = .array(value)
+    } else {
+      self = .object(try container.decode([String: JSONValue].self))
+    }
+  }
+}
+
+/// libFuzzer's entry point: runs one input of `size` bytes at `data`; returns 0.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+  let input = Data(bytes: data, count: size)
+  var keyPath = "data"
+  var body = input
+  if let newline = input.prefix(65).firstIndex(of: UInt8(ascii: "\n")) {
+    keyPath = String(decoding: input[..<newline], as: UTF8.self)
+    // A slice whose indices do not start at 0, as a body cut from a larger buffer is.
+    body = input[(newline + 1)...]
+  }
+
+  scan(body, keyPath: keyPath)
+
+  let keyPathRule = EnvelopeRule(
+    code: keyPath, success: [0, "ok", true], message: ["msg", keyPath], payload: keyPath,
+    matchesAcrossTypes: true)
+  let rules: [EnvelopeRule?] = [nil, .codeZero, .statusOK, keyPathRule]
+  for rule in rules {
+    let pipeline = rule.map { ResponsePipeline.envelope($0) } ?? .standard
+    for status in [200, 400] {
+      let response = Response(
+        status: status,
+        headers: HTTPHeaders(received: [("Content-Type", "application/json; charset=utf-8")]),
+        body: body, request: request)
+      _ = try? rule?.evaluate(response)
+      guard let context = try? pipeline.validate(response, overrides: PipelineOverrides())
+      else { continue }
+      let keyed = Endpoint<JSONValue>(.get, "/").decoded(at: keyPath).decoding
+      _ = try? pipeline.decode(context, decoding: keyed, decoder: decoder)
+      _ = try? pipeline.decode(
+        context, decoding: ResponseDecoding<JSONValue?>.json(), decoder: decoder)
+      _ = try? pipeline.decode(context, decoding: ResponseDecoding<String>.string, decoder: decoder)
+      _ = try? pipeline.decode(context, decoding: ResponseDecoding<Data>.data, decoder: decoder)
+    }
+  }
+  return 0
+}
+
+/// Runs the scanner directly and checks what it returns.
+private func scan(_ body: Data, keyPath: String) {
+  let paths = [keyPath, "code", "msg", "data.items"].map {
+    $0.split(separator: ".", omittingEmptySubsequences: false)
+  }
+  let ranges: [Range<Int>?]
+  do {
+    ranges = try JSONScanner.locate(paths, in: body)
+  } catch {
+    // Foundation accepting an object the scanner rejects is a disagreement, unless the
+    // nesting passes the scanner's documented limit or the text is not UTF-8 (Foundation also
+    // reads UTF-16 and UTF-32, which hold NUL bytes or start with a UTF-16 byte order mark).
+    let nesting = body.lazy.filter { $0 == UInt8(ascii: "[") || $0 == UInt8(ascii: "{") }.count
+    let mayBeUTF16 = body.contains(0) || body.first == 0xFE || body.first == 0xFF
+    if nesting < JSONScanner.maximumDepth, !mayBeUTF16,
+      let object = try? JSONSerialization.jsonObject(with: body), object is [String: Any]
+    {
+      fatalError("scanner rejected an object JSONSerialization accepts: \(error)")
+    }
+    return
+  }
+  guard ranges.count == paths.count else { fatalError("wrong number of ranges") }
+  for range in ranges {
+    guard let range else { continue }
+    guard !range.isEmpty, range.lowerBound >= body.startIndex, range.upperBound <= body.endIndex
+    else { fatalError("range \(range) outside the body \(body.indices)") }
+    let kind = JSONScanner.kind(of: range, in: body)
+    if kind == .string, JSONScanner.string(at: range, in: body) == nil {
+      fatalError("a string the scanner validated does not decode")
+    }
+    _ = JSONScanner.scalarText(at: range, in: body)
+  }
+}
