@@ -148,6 +148,10 @@ struct LoadTests {
     // and memory grew by less than 16 MiB across the later rounds.
     guard let first = figures.first, let last = figures.last else { return }
     require(last.descriptors <= first.descriptors + 4, "descriptors grew: \(figures)")
-    require(last.residentKiB - first.residentKiB < 16 * 1024, "memory grew: \(figures)")
+    // Under ThreadSanitizer (.ci/run sets TSAN_OPTIONS) shadow memory makes RSS swing by
+    // hundreds of MiB between rounds; the answers are still checked there.
+    if ProcessInfo.processInfo.environment["TSAN_OPTIONS"] == nil {
+      require(last.residentKiB - first.residentKiB < 16 * 1024, "memory grew: \(figures)")
+    }
   }
 }
