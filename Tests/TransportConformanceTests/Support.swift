@@ -126,14 +126,6 @@ func openSockets() -> Int {
   }.count
 }
 
-/// The number of open descriptors and of threads of this process.
-func processResources() -> (descriptors: Int, threads: Int) {
-  let manager = FileManager.default
-  let descriptors = (try? manager.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
-  let threads = (try? manager.contentsOfDirectory(atPath: "/proc/self/task").count) ?? -1
-  return (descriptors, threads)
-}
-
 /// Every transport, the stub included, for the cases that need no real server: scripted
 /// answers, waiting for requests, cancellation and counting.
 enum Subject: String, CaseIterable, Sendable, CustomTestStringConvertible {
