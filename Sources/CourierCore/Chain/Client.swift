@@ -125,15 +125,23 @@ public final class Client: Sendable {
   ///   be built, a transport kind when sending fails, ``CourierError/Kind/httpStatus``,
   ///   ``CourierError/Kind/business`` or ``CourierError/Kind/decoding`` from the pipeline.
   public func send<Value>(_ endpoint: Endpoint<Value>) async throws(CourierError) -> Value {
-    let response = try await send(try request(for: endpoint))
+    let response = try await sendBuilt(try request(for: endpoint))
     return try decode(response, for: endpoint)
+  }
+
+  /// Sends a request this client built from an endpoint, then deletes its temporary body file
+  /// (a multipart form with file parts) at once, whatever the outcome: nobody else can send
+  /// that request again.
+  private func sendBuilt(_ request: Request) async throws(CourierError) -> Response {
+    defer { request.body.temporaryFile?.remove() }
+    return try await send(request)
   }
 
   /// Like ``send(_:)-(Endpoint<Value>)``, but also returns the response the value came from.
   public func response<Value>(
     for endpoint: Endpoint<Value>
   ) async throws(CourierError) -> Decoded<Value> {
-    let response = try await send(try request(for: endpoint))
+    let response = try await sendBuilt(try request(for: endpoint))
     return Decoded(value: try decode(response, for: endpoint), response: response)
   }
 

@@ -37,7 +37,9 @@ public struct RequestBody: Sendable, Hashable {
 
   /// A body read from a temporary file that Courier deletes once no copy of this body is left:
   /// when the request carrying it, every retry of it, and the ``Response`` and
-  /// ``CourierError`` that keep the request are all released.
+  /// ``CourierError`` that keep the request are all released. A body that a ``Client`` built
+  /// from an endpoint (a ``MultipartForm`` with file parts) is deleted earlier: as soon as
+  /// `send` returns or throws.
   ///
   /// ``MultipartForm`` uses it for forms with file parts. For a file you keep, use
   /// ``file(_:)``.
@@ -83,6 +85,14 @@ final class TemporaryFile: Sendable, Hashable {
   }
 
   deinit {
+    remove()
+  }
+
+  /// Deletes the file now; idempotent (a missing file is not an error). The client calls it
+  /// when the logical request it built the body for has finished, so the file does not wait
+  /// for a transport's last reference to go (URLSession's delegate queue can hold one for a
+  /// moment after the response was handed back).
+  func remove() {
     try? FileManager.default.removeItem(at: url)
   }
 
