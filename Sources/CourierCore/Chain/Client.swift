@@ -94,7 +94,7 @@ public final class Client: Sendable {
     defer {
       inFlight.remove(ticket)
       token.detachFromParent()
-      if request.attributes.count > 0 { Self.endProgress(of: request) }
+      if !request.attributes.isEmpty { Self.endProgress(of: request) }
     }
     do {
       // The chain runs inline in the caller's task: no extra task, no thread hop.

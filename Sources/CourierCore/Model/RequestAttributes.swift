@@ -30,8 +30,19 @@ public protocol RequestAttributeKey: Sendable {
 }
 
 /// A type-safe bag of per-request options keyed by ``RequestAttributeKey`` types.
+///
+/// Stored as a persistent list: setting a value puts one new node, holding the value inline,
+/// in front of the nodes it shares with every copy of the request. A middleware that copies
+/// the request and sets one attribute therefore makes one allocation, where a dictionary made
+/// a copy of itself (and a box for values larger than three words).
 public struct RequestAttributes: Sendable {
-  private var storage: [ObjectIdentifier: any Sendable] = [:]
+  /// The newest entry; a key's first entry from here is its current value.
+  private var head: (any AttributeNode)?
+  /// How many entries the list holds, shadowed ones included; bounds the list's growth.
+  private var length = 0
+
+  /// Past this many entries, a set rebuilds the list with one entry per key.
+  static let compactionThreshold = 32
 
   /// Creates an empty attribute bag.
   public init() {}
@@ -39,22 +50,94 @@ public struct RequestAttributes: Sendable {
   /// The value for `key`, or the key's default when unset. Setting `nil` for a non-optional
   /// value type is impossible; to reset a key use ``removeValue(for:)``.
   public subscript<Key: RequestAttributeKey>(key: Key.Type) -> Key.Value {
-    get { storage[ObjectIdentifier(key)] as? Key.Value ?? Key.defaultValue }
-    set { storage[ObjectIdentifier(key)] = newValue }
+    get {
+      guard let node = entry(for: ObjectIdentifier(key)) else { return Key.defaultValue }
+      // Safe: every node under this key was made by this subscript with `Key.Value`.
+      return unsafeDowncast(node, to: ValueNode<Key.Value>.self).value ?? Key.defaultValue
+    }
+    set { push(ValueNode<Key.Value>(ObjectIdentifier(key), newValue, next: head)) }
   }
 
   /// Removes any value stored for `key`, so reads give its default again.
   public mutating func removeValue<Key: RequestAttributeKey>(for key: Key.Type) {
-    storage[ObjectIdentifier(key)] = nil
+    guard contains(key) else { return }
+    push(ValueNode<Key.Value>(ObjectIdentifier(key), nil, next: head))
   }
 
   /// Whether a value was stored for `key`.
   public func contains<Key: RequestAttributeKey>(_ key: Key.Type) -> Bool {
-    storage[ObjectIdentifier(key)] != nil
+    entry(for: ObjectIdentifier(key)).map { !$0.isRemoval } ?? false
   }
 
   /// The number of keys with a stored value.
-  public var count: Int { storage.count }
+  public var count: Int { currentEntries().count }
+
+  /// Whether no key has a stored value.
+  public var isEmpty: Bool { head == nil || count == 0 }
+
+  /// The newest entry for `key`, a removal included.
+  private func entry(for key: ObjectIdentifier) -> (any AttributeNode)? {
+    var node = head
+    while let current = node {
+      if current.key == key { return current }
+      node = current.next
+    }
+    return nil
+  }
+
+  /// The current entry of every key that has a value, newest first.
+  private func currentEntries() -> [any AttributeNode] {
+    var seen: [ObjectIdentifier] = []
+    var entries: [any AttributeNode] = []
+    var node = head
+    while let current = node {
+      if !seen.contains(current.key) {
+        seen.append(current.key)
+        if !current.isRemoval { entries.append(current) }
+      }
+      node = current.next
+    }
+    return entries
+  }
+
+  private mutating func push(_ node: some AttributeNode) {
+    head = node
+    length += 1
+    guard length > Self.compactionThreshold else { return }
+    // Rebuild oldest first, so the newest entry ends up in front again.
+    let entries = currentEntries()
+    head = nil
+    for entry in entries.reversed() { head = entry.relinked(before: head) }
+    length = entries.count
+  }
+}
+
+/// One entry of ``RequestAttributes``' list.
+private protocol AttributeNode: AnyObject, Sendable {
+  var key: ObjectIdentifier { get }
+  var next: (any AttributeNode)? { get }
+  var isRemoval: Bool { get }
+  /// The same entry in front of `next`.
+  func relinked(before next: (any AttributeNode)?) -> any AttributeNode
+}
+
+/// An entry holding its value inline; a `nil` value records a removal.
+private final class ValueNode<Value: Sendable>: AttributeNode {
+  let key: ObjectIdentifier
+  let value: Value?
+  let next: (any AttributeNode)?
+
+  init(_ key: ObjectIdentifier, _ value: Value?, next: (any AttributeNode)?) {
+    self.key = key
+    self.value = value
+    self.next = next
+  }
+
+  var isRemoval: Bool { value == nil }
+
+  func relinked(before next: (any AttributeNode)?) -> any AttributeNode {
+    ValueNode(key, value, next: next)
+  }
 }
 
 /// The per-attempt timeout a transport should apply. `nil` leaves the transport's own default.

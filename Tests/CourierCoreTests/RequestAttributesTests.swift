@@ -1,0 +1,79 @@
+import CourierCore
+import Foundation
+import Testing
+
+private enum NameKey: RequestAttributeKey {
+  static let defaultValue = "none"
+}
+
+private enum LimitKey: RequestAttributeKey {
+  static let defaultValue: Duration? = .seconds(9)
+}
+
+/// A value larger than three words, which an existential would have boxed.
+private struct Wide: Sendable, Equatable {
+  var a = 1, b = 2, c = 3, d = 4, e = 5
+}
+
+private enum WideKey: RequestAttributeKey {
+  static let defaultValue = Wide(a: 0)
+}
+
+@Suite("RequestAttributes")
+struct RequestAttributesTests {
+  @Test("unset keys read their default; set values read back, newest wins")
+  func setAndGet() {
+    var attributes = RequestAttributes()
+    #expect(attributes[NameKey.self] == "none")
+    #expect(attributes.isEmpty)
+    attributes[NameKey.self] = "a"
+    attributes[WideKey.self] = Wide(e: 50)
+    attributes[NameKey.self] = "b"
+    #expect(attributes[NameKey.self] == "b")
+    #expect(attributes[WideKey.self] == Wide(e: 50))
+    #expect(attributes.count == 2)
+    #expect(!attributes.isEmpty)
+  }
+
+  @Test("an explicit nil for an optional value is stored, not a removal")
+  func explicitNil() {
+    var attributes = RequestAttributes()
+    attributes[LimitKey.self] = nil
+    #expect(attributes[LimitKey.self] == nil)
+    #expect(attributes.contains(LimitKey.self))
+    attributes.removeValue(for: LimitKey.self)
+    #expect(attributes[LimitKey.self] == .seconds(9))
+    #expect(!attributes.contains(LimitKey.self))
+    #expect(attributes.count == 0)
+    #expect(attributes.isEmpty)
+  }
+
+  @Test("a copy changed later leaves the original as it was")
+  func copiesAreIndependent() {
+    var original = RequestAttributes()
+    original[NameKey.self] = "original"
+    var copy = original
+    copy[NameKey.self] = "copy"
+    copy[WideKey.self] = Wide(a: 7)
+    original.removeValue(for: NameKey.self)
+    #expect(copy[NameKey.self] == "copy")
+    #expect(original[NameKey.self] == "none")
+    #expect(original[WideKey.self] == Wide(a: 0))
+    #expect(copy.count == 2)
+  }
+
+  @Test("a key set a thousand times keeps its newest value and its neighbours")
+  func compaction() {
+    var attributes = RequestAttributes()
+    attributes[WideKey.self] = Wide(b: 20)
+    for index in 0..<1_000 {
+      attributes[NameKey.self] = "value \(index)"
+      if index == 500 { attributes.removeValue(for: LimitKey.self) }
+      if index == 600 { attributes[LimitKey.self] = .seconds(1) }
+    }
+    #expect(attributes[NameKey.self] == "value 999")
+    #expect(attributes[WideKey.self] == Wide(b: 20))
+    #expect(attributes[LimitKey.self] == .seconds(1))
+    #expect(attributes.count == 3)
+  }
+}
