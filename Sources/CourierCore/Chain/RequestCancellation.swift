@@ -26,7 +26,11 @@ public final class RequestCancellation: Sendable {
     var isCancelled = false
     var nextID: UInt64 = 0
     var handlers: [UInt64: @Sendable () -> Void] = [:]
-    var parentHandler: UInt64?
+    /// A child token (an attempt's, made by ``TimeoutMiddleware``): a plain reference, so
+    /// following the parent costs no closure, no weak reference and no dictionary entry.
+    var child: RequestCancellation?
+    /// Children beyond the first, for a request that runs several attempts at once.
+    var moreChildren: [RequestCancellation] = []
   }
 
   private let state = Mutex(State())
@@ -36,19 +40,44 @@ public final class RequestCancellation: Sendable {
   @TaskLocal public static var current: RequestCancellation?
 
   /// Creates a token; it is cancelled too when `parent` is (a request sent from inside another
-  /// request's chain) until ``detachFromParent()``.
+  /// request's chain, or an attempt of a request) until ``detachFromParent()``.
+  ///
+  /// The parent keeps the child until then, so call ``detachFromParent()`` when the child's
+  /// work ends (in a `defer`); the parent being cancelled also lets go of it.
   public init(parent: RequestCancellation? = nil) {
     self.parent = parent
-    if let parent {
-      let handler = parent.addHandler { [weak self] in self?.cancel() }
-      state.withLock { $0.parentHandler = handler }
-    }
+    parent?.adopt(self)
   }
 
   /// Stops following the parent's cancellation; call it when the request ends so a long-lived
-  /// parent does not collect handlers.
+  /// parent does not keep its children.
   public func detachFromParent() {
-    parent?.removeHandler(state.withLock { $0.parentHandler })
+    parent?.release(self)
+  }
+
+  /// Registers `child` to be cancelled with this token, or cancels it at once when this one
+  /// already is.
+  private func adopt(_ child: RequestCancellation) {
+    let adopted = state.withLock { state -> Bool in
+      guard !state.isCancelled else { return false }
+      if state.child == nil {
+        state.child = child
+      } else {
+        state.moreChildren.append(child)
+      }
+      return true
+    }
+    if !adopted { child.cancel() }
+  }
+
+  private func release(_ child: RequestCancellation) {
+    state.withLock { state in
+      if state.child === child {
+        state.child = nil
+      } else if let index = state.moreChildren.firstIndex(where: { $0 === child }) {
+        state.moreChildren.remove(at: index)
+      }
+    }
   }
 
   /// Whether the request was cancelled.
@@ -56,13 +85,21 @@ public final class RequestCancellation: Sendable {
 
   /// Cancels the request: runs every handler once. Later calls do nothing.
   public func cancel() {
-    let handlers = state.withLock { state -> [@Sendable () -> Void] in
-      guard !state.isCancelled else { return [] }
+    let (handlers, children) = state.withLock {
+      state -> ([@Sendable () -> Void], [RequestCancellation]) in
+      guard !state.isCancelled else { return ([], []) }
       state.isCancelled = true
-      defer { state.handlers = [:] }
-      return Array(state.handlers.values)
+      var children = state.moreChildren
+      if let child = state.child { children.append(child) }
+      defer {
+        state.handlers = [:]
+        state.child = nil
+        state.moreChildren = []
+      }
+      return (Array(state.handlers.values), children)
     }
     for handler in handlers { handler() }
+    for child in children { child.cancel() }
   }
 
   /// Registers `handler` to run when the request is cancelled; runs it at once, and returns

@@ -137,7 +137,14 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
   /// - Throws: ``CourierError`` of kind ``CourierError/Kind/invalidRequest`` when the value
   ///   holds CR, LF, NUL or another control character.
   public mutating func add(_ name: Name, _ value: String) throws {
-    fields.append(Field(name: name, value: try Self.validatedValue(value, forName: name.rawName)))
+    append(Field(name: name, value: try Self.validatedValue(value, forName: name.rawName)))
+  }
+
+  /// Appends with room for a few more: middleware add headers one at a time (`User-Agent`,
+  /// `Accept`, `traceparent`…), and growing one by one allocated at each step.
+  private mutating func append(_ field: Field) {
+    if fields.count == fields.capacity { fields.reserveCapacity(Swift.max(8, fields.count * 2)) }
+    fields.append(field)
   }
 
   /// Appends a value for the header named `name`, keeping any values already there.
@@ -161,7 +168,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
         if fields[index].name == name { fields.remove(at: index) } else { index += 1 }
       }
     } else {
-      fields.append(field)
+      append(field)
     }
   }
 
