@@ -29,18 +29,33 @@ struct HeadersTests {
   }
 
   /// Found by Fuzz/FuzzHeaders: white space was trimmed by `Character`, and a space followed
-  /// by a combining mark is one `Character` that is not `" "`, so it stayed.
+  /// by a combining mark is one `Character` that is not `" "`, so it stayed. Values to send
+  /// are ASCII now, so this applies to received values.
   @Test("white space before or after a combining mark is trimmed too (fuzzing regression)")
   func trimsWhitespaceBesideCombiningMarks() throws {
-    var headers = HTTPHeaders()
-    try headers.add("X-Combining", " \u{301}x\u{301} ")
-    try headers.add("X-Tabs", "\t\u{301}\t")
-    try headers.set("X-Set", "  \u{308}  ")
-    #expect(Array(headers["X-Combining"]?.utf8 ?? "".utf8) == Array("\u{301}x\u{301}".utf8))
-    #expect(Array(headers["X-Tabs"]?.utf8 ?? "".utf8) == Array("\u{301}".utf8))
-    #expect(Array(headers["X-Set"]?.utf8 ?? "".utf8) == Array("\u{308}".utf8))
-    let received = HTTPHeaders(received: [("X-Received", " \u{301}a ")])
+    let received = HTTPHeaders(received: [
+      ("X-Combining", " \u{301}x\u{301} "), ("X-Tabs", "\t\u{301}\t"), ("X-Set", "  \u{308}  "),
+      ("X-Received", " \u{301}a "),
+    ])
+    #expect(Array(received["X-Combining"]?.utf8 ?? "".utf8) == Array("\u{301}x\u{301}".utf8))
+    #expect(Array(received["X-Tabs"]?.utf8 ?? "".utf8) == Array("\u{301}".utf8))
+    #expect(Array(received["X-Set"]?.utf8 ?? "".utf8) == Array("\u{308}".utf8))
     #expect(Array(received["X-Received"]?.utf8 ?? "".utf8) == Array("\u{301}a".utf8))
+  }
+
+  @Test(
+    "values to send must be ASCII; received values keep their bytes",
+    arguments: ["caf\u{E9}", " \u{301}x", "Jörg's phone", "\u{1F600}", "\u{A0}"])
+  func rejectsNonASCIIValuesToSend(value: String) throws {
+    var headers = HTTPHeaders()
+    let error = #expect(throws: CourierError.self) { try headers.add("X-Test", value) }
+    #expect(error?.kind == .invalidRequest)
+    #expect(error?.debugDescription.contains("non-ASCII") == true)
+    #expect(throws: CourierError.self) { try headers.set("X-Test", value) }
+    #expect(throws: CourierError.self) { try HTTPHeaders([("X-Test", value)]) }
+    #expect(headers.isEmpty)
+    let received = HTTPHeaders(received: [("X-Test", "v\(value)")])
+    #expect(received["X-Test"] == "v\(value)")
   }
 
   @Test("lookup ignores case; order and repeated names are kept")

@@ -42,6 +42,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         fatalError("added \(name.debugDescription) is not found")
       }
       checkValue(last, from: value)
+      guard last.utf8.allSatisfy({ $0 < 0x80 }) else {
+        fatalError("add accepted the non-ASCII value \(value.debugDescription)")
+      }
       guard added[name.lowercased()] != nil, added[name.uppercased()] != nil else {
         fatalError("\(name.debugDescription) is not found ignoring case")
       }

@@ -135,9 +135,11 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
   /// Appends a value for `name`, keeping any values already there.
   ///
   /// - Throws: ``CourierError`` of kind ``CourierError/Kind/invalidRequest`` when the value
-  ///   holds CR, LF, NUL or another control character.
+  ///   holds CR, LF, NUL or another control character, or a non-ASCII character.
   public mutating func add(_ name: Name, _ value: String) throws {
-    append(Field(name: name, value: try Self.validatedValue(value, forName: name.rawName)))
+    append(
+      Field(name: name, value: try Self.validatedValue(value, forName: name.rawName, sending: true))
+    )
   }
 
   /// Appends with room for a few more: middleware add headers one at a time (`User-Agent`,
@@ -160,7 +162,8 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
   /// - Throws: ``CourierError`` of kind ``CourierError/Kind/invalidRequest`` for an invalid
   ///   value; the list is unchanged then.
   public mutating func set(_ name: Name, _ value: String) throws {
-    let field = Field(name: name, value: try Self.validatedValue(value, forName: name.rawName))
+    let field = Field(
+      name: name, value: try Self.validatedValue(value, forName: name.rawName, sending: true))
     if let first = fields.firstIndex(where: { $0.name == name }) {
       fields[first] = field
       var index = fields.index(after: first)
@@ -228,19 +231,35 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
   /// Appends a field received from a peer that already enforced the HTTP grammar (a transport).
   /// Invalid names or values are dropped rather than thrown, since they are not the caller's.
   mutating func appendReceived(_ name: String, _ value: String) {
-    guard HTTPToken.isValid(name), let value = try? Self.validatedValue(value, forName: name)
+    guard HTTPToken.isValid(name),
+      let value = try? Self.validatedValue(value, forName: name, sending: false)
     else { return }
     stored.append(Field(name: Name(unchecked: name), value: value))
   }
 
-  /// Trims optional white space and rejects control characters (RFC 9110 §5.5).
-  private static func validatedValue(_ value: String, forName name: String) throws -> String {
+  /// Trims optional white space and rejects control characters (RFC 9110 §5.5); a value to
+  /// be sent must also be ASCII.
+  ///
+  /// Why reject non-ASCII when sending: RFC 9110 §5.5 keeps bytes above 0x7F (`obs-text`)
+  /// only for old servers, and HTTP stacks treat them differently (sent as raw UTF-8, read as
+  /// Latin-1, or refused), so the same code would mean different things to different peers. A received value keeps them: they are the peer's.
+  private static func validatedValue(
+    _ value: String, forName name: String, sending: Bool
+  ) throws -> String {
     for byte in value.utf8 where (byte < 0x20 && byte != 0x09) || byte == 0x7F {
       throw CourierError(
         kind: .invalidRequest,
         debugMessage:
           "value of header \(name) contains control character 0x\(String(byte, radix: 16))"
           + " (CR, LF and NUL are never allowed)")
+    }
+    if sending, let byte = value.utf8.first(where: { $0 >= 0x80 }) {
+      throw CourierError(
+        kind: .invalidRequest,
+        debugMessage:
+          "value of header \(name) contains the non-ASCII byte 0x\(String(byte, radix: 16, uppercase: true));"
+          + " header values are sent as ASCII (RFC 9110 §5.5): percent-encode the text, or use"
+          + " RFC 8187 (`title*=UTF-8''…`) where the header defines it")
     }
     // Bytes, not Characters: a space followed by a combining mark is one Character that is
     // not " ", and was kept, so the value reached the wire with leading white space.
