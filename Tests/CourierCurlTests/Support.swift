@@ -109,19 +109,10 @@ func processResources() -> (descriptors: Int, threads: Int) {
 }
 
 /// What each open descriptor of this process points to (`socket:[…]`, a path, …).
-func openDescriptors() -> [String] {
-  let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-  return entries.sorted().map { entry in
-    let target = try? FileManager.default.destinationOfSymbolicLink(
-      atPath: "/proc/self/fd/\(entry)")
-    return "\(entry)→\(target ?? "?")"
-  }
-}
+func openDescriptors() -> [String] { ProcessProbe.openDescriptors() }
 
 /// How many sockets this process has open.
-func openSockets() -> Int {
-  openDescriptors().filter { $0.contains("socket:") }.count
-}
+func openSockets() -> Int { ProcessProbe.openSockets() }
 
 /// The ids of this process's threads named `name`.
 func threads(named name: String) -> [String] {

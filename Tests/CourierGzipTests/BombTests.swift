@@ -1,4 +1,5 @@
 import CourierCore
+import CourierTesting
 import Foundation
 import Testing
 
@@ -46,8 +47,8 @@ struct BombTests {
     _ = try? bomb(zeros, upTo: 4 * 1024 * 1024, into: GzipDecompressor(limit: .size(2 << 20))) {
       warmUp += $0.count
     }
-    let peakReset = resetPeak()
-    let before = try memory()
+    let peakReset = ProcessProbe.resetPeakMemory()
+    let before = try ProcessProbe.memory()
     let decompressor = GzipDecompressor(limit: limit)
     var kept = Data()
     var failure: CourierError?
@@ -56,9 +57,9 @@ struct BombTests {
     } catch let error as CourierError {
       failure = error
     }
-    let after = try memory()
+    let after = try ProcessProbe.memory()
     // Without a peak reset, the peak before the bomb counts against it: a stricter test.
-    let start = peakReset ? before.rss : min(before.rss, before.peak)
+    let start = peakReset ? before.resident : min(before.resident, before.peak)
     let growth = after.peak - start
     let bound = (limit.maximumSize ?? 0) + 1024 * 1024
     let report =
@@ -93,23 +94,4 @@ struct BombTests {
     try decompressor.finish()
   }
 
-  /// Resets VmHWM to the current RSS (`echo 5 > /proc/self/clear_refs`, Linux 4.0+).
-  static func resetPeak() -> Bool {
-    guard let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") else { return false }
-    defer { try? handle.close() }
-    return (try? handle.write(contentsOf: Data("5".utf8))) != nil
-  }
-
-  /// The resident set and its peak, in bytes, from /proc/self/status.
-  static func memory() throws -> (rss: Int, peak: Int) {
-    let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
-    func field(_ name: String) -> Int {
-      for line in status.split(separator: "\n") where line.hasPrefix(name + ":") {
-        let digits = line.split(separator: " ").compactMap { Int($0) }.first ?? 0
-        return digits * 1024
-      }
-      return 0
-    }
-    return (field("VmRSS"), field("VmHWM"))
-  }
 }

@@ -204,11 +204,11 @@ struct MultipartUploadTests {
     let warmUp = try await fixture.server.takeRequest()
     if let file = warmUp.bodyFile { try? FileManager.default.removeItem(at: file) }
 
-    let peakReset = UploadMemory.resetPeak()
-    let before = try UploadMemory.read()
+    let peakReset = ProcessProbe.resetPeakMemory()
+    let before = try ProcessProbe.memory()
     let elapsed = try await upload(source)
-    let after = try UploadMemory.read()
-    let start = peakReset ? before.rss : min(before.rss, before.peak)
+    let after = try ProcessProbe.memory()
+    let start = peakReset ? before.resident : min(before.resident, before.peak)
     let growth = after.peak - start
 
     let recorded = try await fixture.server.takeRequest()
@@ -233,27 +233,5 @@ struct MultipartUploadTests {
       + " \(leftovers.count)"
     FileHandle.standardOutput.write(Data(report.utf8))
     guard matches, growth < bound, leftovers.isEmpty else { exit(1) }
-  }
-}
-
-/// Peak memory from `/proc/self/status`, as `BombTests` reads it.
-enum UploadMemory {
-  /// Resets VmHWM to the current RSS (`echo 5 > /proc/self/clear_refs`, Linux 4.0+).
-  static func resetPeak() -> Bool {
-    guard let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") else { return false }
-    defer { try? handle.close() }
-    return (try? handle.write(contentsOf: Data("5".utf8))) != nil
-  }
-
-  /// The resident set and its peak, in bytes.
-  static func read() throws -> (rss: Int, peak: Int) {
-    let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
-    func field(_ name: String) -> Int {
-      for line in status.split(separator: "\n") where line.hasPrefix(name + ":") {
-        return (line.split(separator: " ").compactMap { Int($0) }.first ?? 0) * 1024
-      }
-      return 0
-    }
-    return (field("VmRSS"), field("VmHWM"))
   }
 }

@@ -38,13 +38,8 @@ struct WireFixture {
   }
 }
 
-/// A port on 127.0.0.1 where nothing listens: a server's, after it shut down.
-func closedPort() throws -> Int {
-  let server = try MockServer()
-  let port = server.port
-  server.shutdown()
-  return port
-}
+/// A port on 127.0.0.1 where nothing listens.
+func closedPort() throws -> Int { try MockServer.closedPort() }
 
 /// A middleware that reports every request entering the chain, so a test can wait for
 /// requests to be under way without polling.

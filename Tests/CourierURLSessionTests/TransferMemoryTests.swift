@@ -84,8 +84,8 @@ struct TransferMemoryTests {
       to: folder.appendingPathComponent("warm.bin"))
     warmServer.shutdown()
 
-    let peakReset = resetPeak()
-    let before = try memory()
+    let peakReset = ProcessProbe.resetPeakMemory()
+    let before = try ProcessProbe.memory()
     let destination = folder.appendingPathComponent("copy.bin")
     let progress = TransferProgress()
     let killer = Task {
@@ -109,8 +109,8 @@ struct TransferMemoryTests {
     restarted.recordsRequests = false
     restarted.setDispatcher(dispatcher)
     let result = try await client.download(Endpoint<Void>(.get, "big"), to: destination)
-    let after = try memory()
-    let start = peakReset ? before.rss : min(before.rss, before.peak)
+    let after = try ProcessProbe.memory()
+    let start = peakReset ? before.resident : min(before.resident, before.peak)
     let growth = after.peak - start
     async let sourceDigest = sha256(sourceURL)
     async let copyDigest = sha256(destination)
@@ -167,8 +167,8 @@ struct TransferMemoryTests {
     let client = Client(baseURL: server.baseURL, transport: transport)
     // Warm up with the same path, under a small limit.
     _ = try? await client.send(Endpoint<Data>(.get, "warm").maximumResponseBodySize(4 * mebibyte))
-    let peakReset = resetPeak()
-    let before = try memory()
+    let peakReset = ProcessProbe.resetPeakMemory()
+    let before = try ProcessProbe.memory()
     let started = ContinuousClock.now
     var kind = "no error"
     do {
@@ -177,8 +177,8 @@ struct TransferMemoryTests {
       kind = error.kind.name
     }
     let elapsed = ContinuousClock.now - started
-    let after = try memory()
-    let start = peakReset ? before.rss : min(before.rss, before.peak)
+    let after = try ProcessProbe.memory()
+    let start = peakReset ? before.resident : min(before.resident, before.peak)
     let growth = after.peak - start
     let limit = ResponsePipeline.defaultMaximumDecodedBodySize
     let report =
@@ -227,22 +227,4 @@ struct TransferMemoryTests {
       ?? ""
   }
 
-  /// Resets VmHWM to the current RSS (`echo 5 > /proc/self/clear_refs`, Linux 4.0+).
-  static func resetPeak() -> Bool {
-    guard let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") else { return false }
-    defer { try? handle.close() }
-    return (try? handle.write(contentsOf: Data("5".utf8))) != nil
-  }
-
-  /// The resident set and its peak, in bytes, from /proc/self/status.
-  static func memory() throws -> (rss: Int, peak: Int) {
-    let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
-    func field(_ name: String) -> Int {
-      for line in status.split(separator: "\n") where line.hasPrefix(name + ":") {
-        return (line.split(separator: " ").compactMap { Int($0) }.first ?? 0) * 1024
-      }
-      return 0
-    }
-    return (field("VmRSS"), field("VmHWM"))
-  }
 }

@@ -80,13 +80,8 @@ struct Fixture {
   }
 }
 
-/// A port on 127.0.0.1 where nothing listens: a server's, after it shut down.
-func closedPort() throws -> Int {
-  let server = try MockServer()
-  let port = server.port
-  server.shutdown()
-  return port
-}
+/// A port on 127.0.0.1 where nothing listens.
+func closedPort() throws -> Int { try MockServer.closedPort() }
 
 /// A middleware that reports every request entering the chain, so a test can wait for
 /// requests to be under way without polling.
@@ -113,18 +108,8 @@ extension AsyncStream {
   }
 }
 
-/// How many sockets this process has open (/proc/self/fd entries that are `socket:[…]`).
-///
-/// Counted instead of reading /proc/net/tcp, which some sandboxes (gVisor) fill with listening
-/// sockets only.
-func openSockets() -> Int {
-  let manager = FileManager.default
-  let entries = (try? manager.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-  return entries.filter { entry in
-    (try? manager.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(entry)"))?
-      .hasPrefix("socket:") == true
-  }.count
-}
+/// How many sockets this process has open.
+func openSockets() -> Int { ProcessProbe.openSockets() }
 
 /// Every transport, the stub included, for the cases that need no real server: scripted
 /// answers, waiting for requests, cancellation and counting.

@@ -1,0 +1,75 @@
+import Foundation
+
+/// What this process holds right now, read from Linux's `/proc/self`: resident memory and its
+/// peak, and open descriptors. For tests that prove a transfer stays within a memory bound or
+/// that nothing leaks.
+///
+/// Peak memory is measured, never assumed: reset the peak, run the work, read the peak.
+///
+/// ```swift
+/// let reset = ProcessProbe.resetPeakMemory()
+/// let before = try ProcessProbe.memory()
+/// try await client.download(endpoint, to: destination)
+/// let after = try ProcessProbe.memory()
+/// #expect(!reset || after.peak - before.resident < 64 << 20)
+/// ```
+public enum ProcessProbe {
+  /// Resets the peak resident set (`VmHWM`) to the current one by writing `5` to
+  /// `/proc/self/clear_refs` (Linux 4.0 and later); `false` where that is not possible, so a
+  /// test can say its peak covers the whole process life instead.
+  public static func resetPeakMemory() -> Bool {
+    guard let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") else { return false }
+    defer { try? handle.close() }
+    return (try? handle.write(contentsOf: Data("5".utf8))) != nil
+  }
+
+  /// The resident set (`VmRSS`) and its peak (`VmHWM`), in bytes, from `/proc/self/status`.
+  ///
+  /// - Throws: the error reading `/proc/self/status` (not Linux, or `/proc` not mounted).
+  public static func memory() throws -> (resident: Int, peak: Int) {
+    let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+    func field(_ name: String) -> Int {
+      for line in status.split(separator: "\n") where line.hasPrefix(name + ":") {
+        return (line.split(separator: " ").compactMap { Int($0) }.first ?? 0) * 1024
+      }
+      return 0
+    }
+    return (field("VmRSS"), field("VmHWM"))
+  }
+
+  /// Each open descriptor as `"<number>→<target>"` (`socket:[…]`, `pipe:[…]`,
+  /// `anon_inode:[timerfd]`, a path), sorted by number; empty where `/proc/self/fd` cannot be
+  /// read.
+  ///
+  /// Count what your code opens (sockets, files) rather than every entry: Dispatch opens a
+  /// timer descriptor on first use of a clock, and ThreadSanitizer opens pipes.
+  public static func openDescriptors() -> [String] {
+    let manager = FileManager.default
+    let entries = (try? manager.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+    return entries.sorted { (Int($0) ?? 0) < (Int($1) ?? 0) }.map { entry in
+      let target = try? manager.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(entry)")
+      return "\(entry)→\(target ?? "?")"
+    }
+  }
+
+  /// How many sockets this process has open.
+  ///
+  /// Counted from `/proc/self/fd` rather than `/proc/net/tcp`, which some sandboxes (gVisor)
+  /// fill with listening sockets only.
+  public static func openSockets() -> Int {
+    openDescriptors().filter { $0.contains("→socket:") }.count
+  }
+}
+
+extension MockServer {
+  /// A port on 127.0.0.1 where nothing listens (a server's, just after it shut down): the
+  /// target for "connection refused" tests.
+  ///
+  /// - Throws: ``MockServerError`` when no server could start to find the port.
+  public static func closedPort() throws -> Int {
+    let server = try MockServer()
+    let port = server.port
+    server.shutdown()
+    return port
+  }
+}
