@@ -52,7 +52,7 @@ struct MockFaultTests {
     let first = try request(server, "/crawl")
     #expect(try first.read(count: 1) == Array("H".utf8))
     first.close()
-    // The server noticed the close: a new connection is served while the old one is gone.
+    // The client's close ends the throttled wait; meanwhile other connections are served.
     let second = try request(server, "/fresh")
     defer { second.close() }
     #expect(text(try second.readResponse().body) == "fresh")
