@@ -169,6 +169,14 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
     let http = response as? HTTPURLResponse
     let stop = state.withLock { state -> Bool in
       state.response = http
+      if let http, Self.hasConflictingLengths(http) {
+        state.failure = CourierError(
+          kind: .badResponse,
+          debugMessage: "the response has Content-Length fields that disagree (RFC 9112 §6.3); "
+            + "the task was cancelled",
+          request: request, attempts: 1, stage: "transport")
+        return true
+      }
       guard let writer = state.writer, let http else {
         // An announced length over the limit (not encoded: libcurl would decode it to
         // something else) ends the task before any of the body arrives.
@@ -280,6 +288,17 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
       return (continuation, .success((body, response)))
     }
     if let (continuation, result) = resumed { continuation.resume(with: result) }
+  }
+
+  /// Whether the response's `Content-Length` fields disagree. URLSession joins repeated
+  /// fields with commas (`5, 15`); libcurl inside it uses the last value and does not
+  /// complain, so the check is Courier's. The same value repeated (`5, 5`) is accepted, as
+  /// RFC 9110 §8.6 allows.
+  static func hasConflictingLengths(_ response: HTTPURLResponse) -> Bool {
+    guard let value = response.value(forHTTPHeaderField: "Content-Length"), value.contains(",")
+    else { return false }
+    let values = Set(value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+    return values.count > 1
   }
 
   /// The decoded length the server announced, when the body is not encoded.

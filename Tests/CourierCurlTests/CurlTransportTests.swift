@@ -48,23 +48,6 @@ struct CurlTransportTests {
       CurlErrorMapping.kind(forCode: 56, detail: "Connection reset by peer") == .connectionLost)
   }
 
-  @Test("Content-Length fields that disagree are badResponse; the same value twice is accepted")
-  func contentLengthFields() async throws {
-    let server = try MockServer()
-    defer { server.shutdown() }
-    let transport = CurlTransport()
-    defer { transport.shutdown() }
-    let client = Client(baseURL: server.baseURL, transport: transport, locale: "en")
-    server.enqueue(MockResponse(body: Data("hello".utf8), fault: .conflictingContentLength))
-    let failure = await courierError { try await client.send(Request(url: server.url("a"))) }
-    #expect(failure?.kind == .badResponse)
-    #expect(failure?.debugMessage.contains("Content-Length") == true)
-
-    server.enqueue(MockResponse(body: Data("hello".utf8), fault: .duplicatedContentLength))
-    let response = try await client.send(Request(url: server.url("b")))
-    #expect(response.bodyText == "hello")
-  }
-
   @Test(
     "a refused connection: libcurl's detail in debugDescription, never in the reason, URL redacted")
   func refusedConnectionText() async throws {

@@ -24,7 +24,8 @@ struct FaultMatrixTests {
     FaultMatrixReport.record(cell, outcome)
     #expect(outcome.kind == expected.kind, "\(outcome.detail)")
     #expect(outcome.attempts == expected.attempts)
-    #expect(outcome.elapsed < cell.fault.bound(for: cell.client), "\(outcome.elapsed)")
+    let bound = cell.fault.bound(for: cell.client, over: cell.transport)
+    #expect(outcome.elapsed < bound, "\(outcome.elapsed)")
     if let wait = cell.fault.minimumTime(for: cell.client) {
       #expect(outcome.elapsed >= wait, "\(outcome.elapsed)")
     }
@@ -41,6 +42,13 @@ struct FaultMatrixTests {
       underTest.shutdown()
       server.shutdown()
     }
+    // One request to another server first, so that the transport's first-use setup (URLSession
+    // and libcurl start threads and caches) is not timed; the cell's request still opens a
+    // new connection.
+    let warmUp = try MockServer()
+    defer { warmUp.shutdown() }
+    warmUp.enqueue(.text("warm"))
+    _ = try await underTest.transport.send(Request(url: warmUp.url("warm")))
     let fault = cell.fault
     server.setDispatcher { request in fault.response(attempt: request.sequenceNumber + 1) }
     let client: Client =
@@ -166,9 +174,14 @@ enum Fault: String, Sendable, CaseIterable {
     }
   }
 
-  /// The longest a cell may take.
-  func bound(for client: ClientKind) -> Duration {
+  /// The longest a cell may take over `transport`.
+  func bound(for client: ClientKind, over transport: TransportKind) -> Duration {
     switch (self, client) {
+    // Only URLSession's own timer ends these: 1 to 2 s alone, but measured at 12 and 15 s
+    // while LoadTests sent 1000 requests a second over other sessions in the process.
+    case (.hang, .plain) where transport == .urlSession,
+      (.delayBeforeHeaders, .plain) where transport == .urlSession:
+      .seconds(30)
     // Three 1 s attempts, two short backoffs, and the transports' whole-second rounding.
     case (.hang, .preset), (.delayBeforeHeaders, .preset), (.throttle, .preset):
       .seconds(6)
@@ -239,10 +252,8 @@ struct Cell: Sendable, CustomTestStringConvertible {
       if client == .plain { return curl ? ("timedOut", 1) : ("success", 1) }
       return ("timedOut", retried)
     case .malformedStatusLine, .brokenChunking: return ("badResponse", 1)
-    case .conflictingContentLength:
-      // CurlTransport checks the fields; URLSession (libcurl 7.88 inside) uses the last,
-      // larger value, and the close after the real body reads as a dropped connection.
-      return curl ? ("badResponse", 1) : ("connectionLost", retried)
+    // libcurl 7.88 (in both) would use the last value; both transports check the fields.
+    case .conflictingContentLength: return ("badResponse", 1)
     case .duplicatedContentLength: return ("success", 1)
     case .badGzipCRC:
       // CurlTransport does not decode; without the preset's GzipMiddleware the body arrives

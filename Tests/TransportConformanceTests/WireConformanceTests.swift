@@ -317,6 +317,24 @@ struct WireConformanceTests {
       "\(String(reflecting: error))")
   }
 
+  @Test(
+    "Content-Length fields that disagree are badResponse; the same value twice is accepted",
+    arguments: TransportKind.wire)
+  func contentLengthFields(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    let client = fixture.client
+    fixture.server.enqueue(
+      MockResponse(body: Data("hello".utf8), fault: .conflictingContentLength))
+    let failure = await courierError { try await client.send(Endpoint<Data>(.get, "a")) }
+    #expect(failure?.kind == .badResponse, "\(String(reflecting: failure))")
+    #expect(failure?.debugMessage.contains("Content-Length") == true)
+
+    fixture.server.enqueue(
+      MockResponse(body: Data("hello".utf8), fault: .duplicatedContentLength))
+    #expect(try await client.send(Endpoint<String>(.get, "b")) == "hello")
+  }
+
   @Test("after a fault the transport keeps working", arguments: TransportKind.wire)
   func recoversAfterFault(kind: TransportKind) async throws {
     let fixture = try Fixture(kind)
