@@ -45,6 +45,7 @@ public struct CurlError: Error, Sendable, Hashable, CustomStringConvertible {
 /// | `FILESIZE_EXCEEDED` (63); `WRITE_ERROR` (23) when the body limit stopped the transfer | ``CourierError/Kind/bodyTooLarge`` |
 /// | `ABORTED_BY_CALLBACK` (42) | ``CourierError/Kind/cancelled`` |
 /// | `UNSUPPORTED_PROTOCOL` (1), `URL_MALFORMAT` (3), `READ_ERROR` (26, the file body could not be read), `FILE_COULDNT_READ_FILE` (37), `BAD_FUNCTION_ARGUMENT` (43), `UNKNOWN_OPTION` (48), `SETOPT_OPTION_SYNTAX` (49), `SEND_FAIL_REWIND` (65), `LOGIN_DENIED` (67), `AUTH_ERROR` (94) | ``CourierError/Kind/invalidRequest`` |
+/// | `UNSUPPORTED_PROTOCOL` (1) with the detail "Unsupported response code in HTTP response" or "Received HTTP/0.9" (a status line that is not HTTP), `RECV_ERROR` (56) with a detail ending "in chunked-encoding" (a broken chunk-size line) | ``CourierError/Kind/badResponse`` (see ``kind(forCode:detail:)``) |
 /// | every other code: `FAILED_INIT` (2), `NOT_BUILT_IN` (4), `OUT_OF_MEMORY` (27), `WRITE_ERROR` (23) otherwise, `AGAIN` (81), `RECURSIVE_API_CALL` (93), `UNRECOVERABLE_POLL` (99), the FTP, TFTP, LDAP, SSH and RTSP codes, and codes newer than libcurl 7.88 | ``CourierError/Kind/transport`` |
 public enum CurlErrorMapping {
   /// The kind for a `CURLcode` given as its number.
@@ -64,6 +65,20 @@ public enum CurlErrorMapping {
     }
   }
 
+  /// The kind for a `CURLcode` and libcurl's detail for it: ``kind(forCode:)``, except where
+  /// the detail shows the server's reply was not valid HTTP, which libcurl reports with codes
+  /// that would otherwise mean a bad URL (1) or a dropped connection (56).
+  public static func kind(forCode code: Int, detail: String) -> CourierError.Kind {
+    switch code {
+    case 1
+    where detail.contains("Unsupported response code in HTTP response")
+      || detail.contains("Received HTTP/0.9"):
+      .badResponse
+    case 56 where detail.contains("in chunked-encoding"): .badResponse
+    default: kind(forCode: code)
+    }
+  }
+
   /// libcurl's text for a `CURLcode` (`curl_easy_strerror`).
   public static func summary(forCode code: Int) -> String {
     guard let text = curl_easy_strerror(CURLcode(UInt32(clamping: max(code, 0)))) else {
@@ -77,7 +92,8 @@ public enum CurlErrorMapping {
   static func courierError(code: Int, detail: String, request: Request) -> CourierError {
     let underlying = CurlError(code: code, summary: summary(forCode: code), detail: detail)
     return CourierError(
-      kind: kind(forCode: code), debugMessage: "libcurl error \(code)", underlying: underlying,
+      kind: kind(forCode: code, detail: detail), debugMessage: "libcurl error \(code)",
+      underlying: underlying,
       request: request, attempts: 1, stage: "transport")
   }
 }

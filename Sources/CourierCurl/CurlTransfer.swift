@@ -35,6 +35,12 @@ final class CurlTransfer {
   /// The blank line after the final header block was seen: later header lines are chunked
   /// trailers, not headers.
   private var headersComplete = false
+  /// The current response's `Content-Length` value, once one was seen.
+  private var contentLength: Substring?
+  /// The response carried `Content-Length` values that disagree, and the transfer was
+  /// stopped: RFC 9112 §6.3 makes that an unrecoverable error, which libcurl (7.88) does not
+  /// detect itself (it uses the last value).
+  private var conflictingLength = false
 
   /// Configures `easy` (fresh or reset) for `ticket`'s request.
   init(
@@ -245,6 +251,7 @@ final class CurlTransfer {
       // A new response: an interim 1xx (or an earlier hop) is forgotten.
       headerLines.removeAll(keepingCapacity: true)
       headersComplete = false
+      contentLength = nil
       return count
     }
     var end = line.count
@@ -254,9 +261,30 @@ final class CurlTransfer {
       return count
     }
     guard !headersComplete else { return count }
+    guard agreesOnContentLength(line[0..<end]) else {
+      // Any count but the one given aborts the transfer (CURLE_WRITE_ERROR).
+      conflictingLength = true
+      return 0
+    }
     headerLines.append(contentsOf: line[0..<end])
     headerLines.append(0x0A)
     return count
+  }
+
+  /// Whether `line`, if it is a `Content-Length` field, repeats the value seen so far (a list
+  /// such as `5, 5` counts as its values); a different value is a conflict.
+  private func agreesOnContentLength(_ line: Slice<UnsafeRawBufferPointer>) -> Bool {
+    let name = "content-length:".utf8
+    guard line.count > name.count,
+      zip(line, name).allSatisfy({ ASCII.lowercased($0) == $1 })
+    else { return true }
+    let value = String(decoding: line.dropFirst(name.count), as: UTF8.self)
+    for item in value.split(separator: ",") {
+      let trimmed = item.trimmingCharacters(in: .whitespaces)[...]
+      if let contentLength, contentLength != trimmed { return false }
+      contentLength = trimmed
+    }
+    return true
   }
 
   /// The fields in `lines` (see ``headerLines``), in order. A line that starts with a space or
@@ -314,6 +342,14 @@ final class CurlTransfer {
           status: status,
           headers: HTTPHeaders(receivedLazily: { CurlTransfer.parseHeaderLines(lines) }),
           body: body, request: request))
+    }
+    if conflictingLength {
+      return .failure(
+        CourierError(
+          kind: .badResponse,
+          debugMessage: "the response has Content-Length fields that disagree (RFC 9112 §6.3); "
+            + "the transfer was aborted",
+          request: request, attempts: 1, stage: "transport"))
     }
     if bodyTooLarge {
       return .failure(

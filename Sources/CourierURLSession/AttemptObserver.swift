@@ -37,6 +37,8 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
     var bodySent: Int64 = 0
     var downloaded: DownloadedFile?
     var pendingRedirect: Request?
+    /// The sending task was resumed before URLSession ended the task (the limit passed).
+    var resumedEarly = false
   }
 
   /// The request as sent (with `Range` when a download resumes).
@@ -71,6 +73,11 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
 
   /// The failure recorded by a callback (limit, redirect, disk), if any.
   var failure: CourierError? { state.withLock { $0.failure } }
+
+  /// Whether the attempt ended while its URLSession task may still run (see
+  /// `urlSession(_:dataTask:didReceive:)`): its marker must not go to another attempt, which
+  /// would then receive this task's late callbacks.
+  var resumedEarly: Bool { state.withLock { $0.resumedEarly } }
 
   /// The hop the transport must send itself (a body URLSession would not send again), if
   /// the last task ended on one; the observer is then ready for that hop's task.
@@ -162,6 +169,14 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
     let http = response as? HTTPURLResponse
     let stop = state.withLock { state -> Bool in
       state.response = http
+      if let http, Self.hasConflictingLengths(http) {
+        state.failure = CourierError(
+          kind: .badResponse,
+          debugMessage: "the response has Content-Length fields that disagree (RFC 9112 §6.3); "
+            + "the task was cancelled",
+          request: request, attempts: 1, stage: "transport")
+        return true
+      }
       guard let writer = state.writer, let http else {
         // An announced length over the limit (not encoded: libcurl would decode it to
         // something else) ends the task before any of the body arrives.
@@ -199,29 +214,40 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
   }
 
   func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-    let outcome = state.withLock { state -> (stop: Bool, done: Int64, expected: Int64?) in
-      guard state.failure == nil else { return (false, 0, nil) }
+    typealias Outcome = (
+      stop: Bool, done: Int64, expected: Int64?,
+      early: CheckedContinuation<(Data, HTTPURLResponse), any Error>?
+    )
+    let outcome = state.withLock { state -> Outcome in
+      guard state.failure == nil else { return (false, 0, nil, nil) }
       if state.writing, let writer = state.writer {
         do throws(CourierError) {
           try writer.write(data)
         } catch {
           state.failure = error
-          return (true, 0, nil)
+          return (true, 0, nil, nil)
         }
-        return (false, writer.written, writer.expected)
+        return (false, writer.written, writer.expected, nil)
       }
       state.received += data.count
       if state.received > limit {
         state.failure = .bodyTooLarge(limit: limit, request: request)
         state.buffer = Data()
-        return (true, 0, nil)
+        // Fail the attempt now, not when the cancellation lands: on Linux it waits behind
+        // every piece libcurl has already queued, which took seconds for an endless body
+        // (measured by the fault matrix); the pieces still coming are dropped above.
+        let early = state.continuation
+        state.continuation = nil
+        state.resumedEarly = early != nil
+        return (true, 0, nil, early)
       }
       if state.continuation != nil { state.buffer.append(data) }
-      guard downloadProgress != nil else { return (false, 0, nil) }
-      return (false, Int64(state.received), state.response.flatMap(Self.expectedLength))
+      guard downloadProgress != nil else { return (false, 0, nil, nil) }
+      return (false, Int64(state.received), state.response.flatMap(Self.expectedLength), nil)
     }
     if outcome.stop {
       Self.cancel(dataTask)
+      outcome.early?.resume(throwing: CourierError.bodyTooLarge(limit: limit, request: request))
       return
     }
     downloadProgress?.update(completed: outcome.done, expected: outcome.expected)
@@ -262,6 +288,17 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
       return (continuation, .success((body, response)))
     }
     if let (continuation, result) = resumed { continuation.resume(with: result) }
+  }
+
+  /// Whether the response's `Content-Length` fields disagree. URLSession joins repeated
+  /// fields with commas (`5, 15`); libcurl inside it uses the last value and does not
+  /// complain, so the check is Courier's. The same value repeated (`5, 5`) is accepted, as
+  /// RFC 9110 §8.6 allows.
+  static func hasConflictingLengths(_ response: HTTPURLResponse) -> Bool {
+    guard let value = response.value(forHTTPHeaderField: "Content-Length"), value.contains(",")
+    else { return false }
+    let values = Set(value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+    return values.count > 1
   }
 
   /// The decoded length the server announced, when the body is not encoded.

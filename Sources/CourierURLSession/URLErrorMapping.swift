@@ -29,12 +29,29 @@ import Foundation
 /// | `unknown` (-1) with libcurl's "Error while processing content unencoding" (Linux: a
 ///   `Content-Encoding` such as gzip over a body that is not encoded that way) |
 ///   ``CourierError/Kind/corruptBody`` |
+/// | any code with libcurl's "… in chunked-encoding" (Linux: a broken chunk-size line),
+///   "Unsupported response code in HTTP response" or "Received HTTP/0.9" (Linux: a status
+///   line that is not HTTP; URLSession reports `unsupportedURL`) |
+///   ``CourierError/Kind/badResponse`` |
+/// | `badServerResponse` with libcurl's "Empty reply from server" (Linux: the server closed
+///   the connection without answering, as `CurlTransport` reports it) |
+///   ``CourierError/Kind/connectionLost`` |
 /// | anything else | ``CourierError/Kind/transport`` |
 public enum URLErrorMapping {
-  /// The kind for a `URLError`, looking at libcurl's message where Linux reports `unknown`.
+  /// The kind for a `URLError`, looking at libcurl's message where Linux reports a code that
+  /// says too little (`unknown`) or the wrong thing (`unsupportedURL` for a bad status line).
   public static func kind(for error: URLError) -> CourierError.Kind {
+    let message = (error as NSError).localizedDescription
+    if message.contains("in chunked-encoding")
+      || message.contains("Unsupported response code in HTTP response")
+      || message.contains("Received HTTP/0.9")
+    {
+      return .badResponse
+    }
+    if error.code == .badServerResponse && message.contains("Empty reply from server") {
+      return .connectionLost
+    }
     if error.code == .unknown {
-      let message = (error as NSError).localizedDescription
       if message.contains("transfer closed with") || message.contains("Recv failure") {
         return .connectionLost
       }

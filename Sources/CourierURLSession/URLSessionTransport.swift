@@ -209,6 +209,7 @@ public struct URLSessionTransport: Transport {
         defer {
           delegate?.unregister(marker: attempt.marker)
           token?.removeHandler(handler)
+          if observer.resumedEarly { attempt.retireMarker() }
           attempt.finish()
         }
         try RequestCancellation.checkCancellation()
@@ -482,6 +483,11 @@ private final class Lifecycle: Sendable {
         return !state.lookedUp
       }
       if reusable, let marker { pool.give(marker, host: host) }
+    }
+
+    /// Keeps the marker out of the pool: the attempt's task may still deliver callbacks.
+    func retireMarker() {
+      state.withLock { $0.lookedUp = true }
     }
 
     /// Cancels the attempt's task, looking again after `delay` (doubled each time, at most

@@ -32,6 +32,22 @@ struct CurlTransportTests {
     #expect(CurlErrorMapping.summary(forCode: 7) == "Couldn't connect to server")
   }
 
+  @Test("libcurl's detail turns a bad status line or chunk into badResponse")
+  func errorDetails() {
+    let status = "Unsupported response code in HTTP response"
+    #expect(CurlErrorMapping.kind(forCode: 1, detail: status) == .badResponse)
+    #expect(
+      CurlErrorMapping.kind(forCode: 1, detail: "Received HTTP/0.9 when not allowed")
+        == .badResponse)
+    #expect(
+      CurlErrorMapping.kind(forCode: 1, detail: "Protocol \"gopher\" not supported")
+        == .invalidRequest)
+    let chunk = "Illegal or missing hexadecimal sequence in chunked-encoding"
+    #expect(CurlErrorMapping.kind(forCode: 56, detail: chunk) == .badResponse)
+    #expect(
+      CurlErrorMapping.kind(forCode: 56, detail: "Connection reset by peer") == .connectionLost)
+  }
+
   @Test(
     "a refused connection: libcurl's detail in debugDescription, never in the reason, URL redacted")
   func refusedConnectionText() async throws {

@@ -678,9 +678,11 @@ private func sendBytes(_ fd: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) ->
 
 /// A blocking TCP client on a raw socket, so tests control exactly what is sent and which
 /// descriptors exist.
-private final class RawClient {
+final class RawClient {
   private var fd: Int32
   private var pending: [UInt8] = []
+  /// Whether a read failed with "connection reset by peer" (the server sent RST).
+  private(set) var sawReset = false
 
   struct Failure: Error, CustomStringConvertible {
     var description: String
@@ -742,7 +744,10 @@ private final class RawClient {
     var buffer = [UInt8](repeating: 0, count: 65_536)
     let received = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
     if received < 0 {
-      if errno == ECONNRESET { return false }
+      if errno == ECONNRESET {
+        sawReset = true
+        return false
+      }
       throw Failure(description: "recv() failed: errno \(errno)")
     }
     pending.append(contentsOf: buffer[..<received])
@@ -754,6 +759,18 @@ private final class RawClient {
     while try fill() {}
     defer { pending.removeAll() }
     return String(decoding: pending, as: UTF8.self)
+  }
+
+  /// Reads until the peer closes or resets the connection; returns every byte.
+  func readAllBytes() throws -> [UInt8] {
+    while try fill() {}
+    defer { pending.removeAll() }
+    return pending
+  }
+
+  /// Reads exactly `count` more bytes.
+  func read(count: Int) throws -> [UInt8] {
+    try readBytes(count)
   }
 
   /// Reads up to and including `marker`.

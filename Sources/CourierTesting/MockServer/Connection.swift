@@ -111,7 +111,7 @@ struct Connection {
     case .hang?:
       _ = Socket.waitForInterruption(fd: fd, wakeFD: core.wakeReadFD, until: nil)
       return false
-    case .truncateBody?, nil:
+    default:
       break
     }
     if response.delay > .zero {
@@ -119,16 +119,82 @@ struct Connection {
       let outcome = Socket.waitForInterruption(fd: fd, wakeFD: core.wakeReadFD, until: deadline)
       guard outcome == .deadlineReached else { return false }
     }
-    let truncate = response.fault == .truncateBody
     let keepAlive = head.keepsAlive && !Self.asksToClose(response)
-    let written = writer.write(
-      response,
-      method: head.method,
-      closing: !keepAlive,
-      keepAliveHTTP10: keepAlive && head.version == "HTTP/1.0",
-      truncate: truncate
-    )
-    return written && keepAlive && !truncate
+    guard let fault = response.fault?.kind else {
+      let written = writer.write(
+        response,
+        method: head.method,
+        closing: !keepAlive,
+        keepAliveHTTP10: keepAlive && head.version == "HTTP/1.0"
+      )
+      return written && keepAlive
+    }
+    return misbehave(fault, head, response, writer, keepAlive: keepAlive)
+  }
+
+  /// Writes `response` the way `fault` breaks it. Returns whether to keep the connection.
+  private func misbehave(
+    _ fault: MockFault.Kind,
+    _ head: RequestHead,
+    _ response: MockResponse,
+    _ writer: ResponseWriter,
+    keepAlive: Bool
+  ) -> Bool {
+    let method = head.method
+    let http10 = keepAlive && head.version == "HTTP/1.0"
+    switch fault {
+    case .closeWithoutResponse, .hang:
+      return false
+    case .truncateBody:
+      let half = Self.bodyLength(of: response) / 2
+      _ = writer.write(
+        response, method: method, closing: !keepAlive, keepAliveHTTP10: http10, bodyBytes: half)
+      return false
+    case .closeAfterBodyBytes(let count):
+      _ = writer.write(
+        response, method: method, closing: !keepAlive, keepAliveHTTP10: http10, bodyBytes: count)
+      return false
+    case .reset(let count):
+      let sent = count ?? Self.bodyLength(of: response) / 2
+      _ = writer.write(
+        response, method: method, closing: !keepAlive, keepAliveHTTP10: http10, bodyBytes: sent)
+      // ServerCore closes the descriptor once this thread returns; with a zero linger time
+      // that close sends RST.
+      Socket.setAbortiveClose(fd)
+      return false
+    case .throttle(let rate):
+      let message = writer.serialize(
+        response, method: method, closing: !keepAlive, keepAliveHTTP10: http10)
+      let written = writer.writePaced(message, bytesPerSecond: rate, wakeFD: core.wakeReadFD)
+      return written && keepAlive
+    case .malformedStatusLine:
+      _ = writer.write(
+        response, method: method, closing: true, keepAliveHTTP10: false,
+        statusLine: "HTTP/1.1 2OO OK")
+      return false
+    case .conflictingContentLength, .duplicatedContentLength:
+      var fields = response
+      let length = Self.bodyLength(of: response)
+      let second = fault == .conflictingContentLength ? length + 10 : length
+      fields.headers.removeAll { asciiCaseInsensitiveEquals($0.name, "Content-Length") }
+      fields.headers.append(MockHeader(name: "Content-Length", value: String(length)))
+      fields.headers.append(MockHeader(name: "Content-Length", value: String(second)))
+      fields.chunked = false
+      _ = writer.write(fields, method: method, closing: true, keepAliveHTTP10: false)
+      return false
+    case .brokenChunking:
+      _ = writer.writeBrokenChunks(response, method: method)
+      return false
+    case .endlessBody:
+      writer.writeEndlessBody(response)
+      return false
+    }
+  }
+
+  /// The number of body bytes `response` has: its ``MockResponse/sourceRange`` or its body.
+  private static func bodyLength(of response: MockResponse) -> Int {
+    if let source = response.source { return response.sourceRange?.count ?? source.count }
+    return response.body.count
   }
 
   /// Whether the scripted response itself carries `Connection: close`.

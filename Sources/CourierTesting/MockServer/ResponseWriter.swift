@@ -6,7 +6,7 @@ struct ResponseWriter {
   private static let coalesceLimit = 64 * 1024
   /// Chunked bodies are split into chunks of at most this many bytes.
   private static let chunkSize = 16 * 1024
-  private static let crlf: [UInt8] = [13, 10]
+  static let crlf: [UInt8] = [13, 10]
 
   /// The connection to write to.
   let fd: Int32
@@ -16,14 +16,17 @@ struct ResponseWriter {
   /// - Parameters:
   ///   - closing: The connection will be closed afterwards; adds `Connection: close`.
   ///   - keepAliveHTTP10: The client is HTTP/1.0 and asked for keep-alive; confirms it.
-  ///   - truncate: Send only half the body (the ``MockFault/truncateBody`` fault).
+  ///   - bodyBytes: Send at most this many body bytes, and no terminating chunk (the
+  ///     truncating faults); `nil` sends the whole body.
+  ///   - statusLine: A status line to send instead of the real one, without its CRLF.
   /// - Returns: `false` if the connection failed while writing.
   func write(
     _ response: MockResponse,
     method: String,
     closing: Bool,
     keepAliveHTTP10: Bool,
-    truncate: Bool
+    bodyBytes: Int? = nil,
+    statusLine: String? = nil
   ) -> Bool {
     let bodyAllowed =
       !(100..<200).contains(response.status) && response.status != 204
@@ -33,19 +36,19 @@ struct ResponseWriter {
 
     var message = head(
       for: response, bodyAllowed: bodyAllowed, chunked: chunked, closing: closing,
-      keepAliveHTTP10: keepAliveHTTP10)
+      keepAliveHTTP10: keepAliveHTTP10, statusLine: statusLine)
     if let source = response.source {
       guard sendsBody, Socket.sendAll(fd, message) else { return false }
-      return writeSource(source, response: response, chunked: chunked, truncate: truncate)
+      return writeSource(source, response: response, chunked: chunked, bodyBytes: bodyBytes)
     }
     guard sendsBody, !response.body.isEmpty || chunked else {
       return Socket.sendAll(fd, message)
     }
 
     let body = response.body
-    let length = truncate ? body.count / 2 : body.count
+    let length = min(bodyBytes ?? body.count, body.count)
     if chunked {
-      appendChunks(of: body.prefix(length), to: &message, terminate: !truncate)
+      appendChunks(of: body.prefix(length), to: &message, terminate: bodyBytes == nil)
       return Socket.sendAll(fd, message)
     }
     if length <= Self.coalesceLimit {
@@ -61,10 +64,10 @@ struct ResponseWriter {
   /// Sends a streamed body a piece at a time (256 KiB), so a body of any size costs one
   /// piece of memory.
   private func writeSource(
-    _ source: MockBodySource, response: MockResponse, chunked: Bool, truncate: Bool
+    _ source: MockBodySource, response: MockResponse, chunked: Bool, bodyBytes: Int?
   ) -> Bool {
     let range = response.sourceRange ?? 0..<source.count
-    let end = truncate ? range.lowerBound + range.count / 2 : range.upperBound
+    let end = range.lowerBound + min(bodyBytes ?? range.count, range.count)
     let piece = 256 * 1024
     var offset = range.lowerBound
     while offset < end {
@@ -80,7 +83,7 @@ struct ResponseWriter {
       guard Socket.sendAll(fd, message) else { return false }
       offset += data.count
     }
-    if chunked && !truncate { return Socket.sendAll(fd, Array("0\r\n\r\n".utf8)) }
+    if chunked && bodyBytes == nil { return Socket.sendAll(fd, Array("0\r\n\r\n".utf8)) }
     return true
   }
 
@@ -97,22 +100,28 @@ struct ResponseWriter {
     return Socket.sendAll(fd, Array(text.utf8))
   }
 
-  /// The status line and header block, with the framing fields the server adds.
-  private func head(
+  /// The status line (`statusLine` if given) and header block, with the framing fields the
+  /// server adds.
+  func head(
     for response: MockResponse,
     bodyAllowed: Bool,
     chunked: Bool,
     closing: Bool,
-    keepAliveHTTP10: Bool
+    keepAliveHTTP10: Bool,
+    statusLine: String? = nil
   ) -> [UInt8] {
     // Room for a small body too, which write(...) appends to the same buffer.
     let inlineBody = response.body.count <= Self.coalesceLimit ? response.body.count : 0
     var head: [UInt8] = []
     head.reserveCapacity(128 + response.headers.count * 48 + inlineBody)
-    head.append(contentsOf: "HTTP/1.1 ".utf8)
-    head.append(contentsOf: String(response.status).utf8)
-    head.append(UInt8(ascii: " "))
-    head.append(contentsOf: reasonPhrase(for: response.status).utf8)
+    if let statusLine {
+      head.append(contentsOf: statusLine.utf8)
+    } else {
+      head.append(contentsOf: "HTTP/1.1 ".utf8)
+      head.append(contentsOf: String(response.status).utf8)
+      head.append(UInt8(ascii: " "))
+      head.append(contentsOf: reasonPhrase(for: response.status).utf8)
+    }
     head.append(contentsOf: Self.crlf)
 
     var hasLength = false
@@ -150,7 +159,7 @@ struct ResponseWriter {
   }
 
   /// Appends `body` in chunked coding, with the last-chunk and empty trailer if `terminate`.
-  private func appendChunks(of body: Data, to message: inout [UInt8], terminate: Bool) {
+  func appendChunks(of body: Data, to message: inout [UInt8], terminate: Bool) {
     message.reserveCapacity(message.count + body.count + (body.count / Self.chunkSize + 2) * 12)
     var offset = body.startIndex
     while offset < body.endIndex {

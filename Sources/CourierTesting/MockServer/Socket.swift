@@ -288,6 +288,13 @@ enum Socket {
     _ = shutdown(fd, shutdownBoth)
   }
 
+  /// Makes the coming `close(2)` of `fd` abortive: `SO_LINGER` `{on, 0 s}`, so the kernel
+  /// sends RST and drops unsent data instead of closing with FIN.
+  static func setAbortiveClose(_ fd: Int32) {
+    var option = linger(l_onoff: 1, l_linger: 0)
+    _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
+  }
+
   /// Half-closes `fd` and discards whatever the peer still sends (bounded in time and bytes),
   /// so that the final close does not turn into a reset that destroys the response in flight.
   static func lingeringClose(_ fd: Int32, wakeFD: Int32) {

@@ -1,0 +1,39 @@
+import Courier
+import Foundation
+import Testing
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// The `URLError`s URLSession on Linux reports for broken replies (found by the fault
+/// matrix), with libcurl's message as their description.
+@Suite("URLErrorMapping", .timeLimit(.minutes(1)))
+struct URLErrorMappingTests {
+  private func error(_ code: URLError.Code, _ message: String) -> URLError {
+    URLError(code, userInfo: [NSLocalizedDescriptionKey: message])
+  }
+
+  @Test("a status line that is not HTTP is badResponse, not invalidRequest")
+  func malformedStatusLine() {
+    let status = error(.unsupportedURL, "Unsupported response code in HTTP response")
+    #expect(URLErrorMapping.kind(for: status) == .badResponse)
+    let http09 = error(.unsupportedURL, "Received HTTP/0.9 when not allowed")
+    #expect(URLErrorMapping.kind(for: http09) == .badResponse)
+    #expect(URLErrorMapping.kind(for: error(.unsupportedURL, "unsupported URL")) == .invalidRequest)
+  }
+
+  @Test("a broken chunk-size line is badResponse, not transport")
+  func brokenChunking() {
+    let chunk = error(.unknown, "Illegal or missing hexadecimal sequence in chunked-encoding")
+    #expect(URLErrorMapping.kind(for: chunk) == .badResponse)
+    #expect(URLErrorMapping.kind(for: error(.unknown, "something else")) == .transport)
+  }
+
+  @Test("an empty reply is connectionLost, as CurlTransport reports it")
+  func emptyReply() {
+    let empty = error(.badServerResponse, "Empty reply from server")
+    #expect(URLErrorMapping.kind(for: empty) == .connectionLost)
+    #expect(URLErrorMapping.kind(for: error(.badServerResponse, "bad")) == .badResponse)
+  }
+}
