@@ -130,6 +130,10 @@ final class CurlTransfer {
           .receiveHeader(UnsafeRawPointer(bytes), count: size * count)
       })
     try set(CURLOPT_HEADERDATA, pointer: context)
+    // A proxy's answer to CONNECT (`HTTP/1.1 200 Connection established`) is not the
+    // response: kept out of the header callback, it can never be taken for the final head
+    // that decides where a download's body goes.
+    try set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
 
     if writer != nil {
       // Larger pieces for a body that goes to disk: fewer callbacks and copies per MiB.
