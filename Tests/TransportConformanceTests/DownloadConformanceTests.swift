@@ -138,10 +138,17 @@ struct DownloadConformanceTests {
     #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
   }
 
+  /// How a download is stopped mid-body.
+  enum Interruption: String, CaseIterable, Sendable {
+    case cancellation
+    case shutdown
+    case timeout
+  }
+
   @Test(
-    "cancelled mid-body: cancelled, no file at the destination, the partial file kept",
-    arguments: TransportKind.wire)
-  func cancelled(kind: TransportKind) async throws {
+    "stopped mid-body (cancelled, shut down, timed out): no file at the destination, the partial file kept",
+    arguments: TransportKind.wire, Interruption.allCases)
+  func interrupted(kind: TransportKind, interruption: Interruption) async throws {
     let fixture = try Fixture(kind)
     let gate = Gate()
     defer {
@@ -161,14 +168,18 @@ struct DownloadConformanceTests {
     defer { try? FileManager.default.removeItem(at: folder) }
     let destination = folder.appendingPathComponent("cancel.bin")
     let progress = TransferProgress(minimumInterval: .zero)
-    let task = Task {
-      try await fixture.client.download(
-        Endpoint<Void>(.get, "cancel").downloadProgress(progress), to: destination)
-    }
+    var endpoint = Endpoint<Void>(.get, "cancel").downloadProgress(progress)
+    if interruption == .timeout { endpoint = endpoint.timeout(.seconds(1)) }
+    let client = fixture.client
+    let task = Task { [endpoint] in try await client.download(endpoint, to: destination) }
     for await event in progress.events where event.completed >= 1024 * 1024 { break }
-    task.cancel()
+    switch interruption {
+    case .cancellation: task.cancel()
+    case .shutdown: fixture.underTest.shutdown()
+    case .timeout: break
+    }
     let error = await courierError { try await task.value }
-    #expect(error?.kind == .cancelled)
+    #expect(error?.kind == (interruption == .timeout ? .timedOut : .cancelled))
     #expect(!FileManager.default.fileExists(atPath: destination.path))
     let partial = DownloadDestination(url: destination).partialURL
     let kept = try Data(contentsOf: partial)
