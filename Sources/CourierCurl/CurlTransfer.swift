@@ -11,6 +11,12 @@ import Foundation
 /// One transfer in flight on the loop thread: its easy handle's settings and what libcurl's
 /// callbacks collect. Created, used and released on the loop thread only; libcurl's callbacks
 /// reach it through an unretained pointer while the loop's table owns it.
+///
+/// A request with a ``DownloadAttribute`` gets a ``DownloadWriter`` of its own, created,
+/// used and closed here on the loop thread: it adds `Range`/`If-Range` to the request sent,
+/// decides at the final response head whether the body goes to the file (a `2xx`), takes each
+/// piece libcurl hands the write callback, and is finished when the transfer completes or
+/// abandoned (the partial file kept for a resume) when it fails, is cancelled or is shut down.
 final class CurlTransfer {
   let ticket: CurlTicket
   let easy: UnsafeMutableRawPointer
@@ -28,6 +34,21 @@ final class CurlTransfer {
   private var body = Data()
   private var bodyStarted = false
   private var bodyTooLarge = false
+  /// The request as sent: with `Range` and `If-Range` when a download resumes.
+  private let sent: Request
+  /// Writes a `2xx` body to the download's file; `nil` when the request is not a download.
+  private let writer: DownloadWriter?
+  /// The final response head chose the file: the body goes to ``writer``, not memory, and
+  /// the body limit does not apply.
+  private var writing = false
+  /// The final response head was handled (progress, the writer's decision).
+  private var headHandled = false
+  /// Why the writer stopped the transfer (the file could not be written, a bad `206`).
+  private var downloadFailure: CourierError?
+  private let downloadProgress: TransferProgress?
+  private let uploadProgress: TransferProgress?
+  /// The total the download progress expects, from the final response head.
+  private var expectedLength: Int64?
   /// The final response's header lines, without CR LF, each followed by LF: kept as bytes on
   /// the loop thread and turned into fields only when a header is first read, on the reader's
   /// thread (``parseHeaderLines(_:)``).
@@ -49,6 +70,11 @@ final class CurlTransfer {
     self.ticket = ticket
     self.easy = easy
     self.limit = ticket.limits.maximumResponseBodySize
+    let writer = ticket.request.attributes[DownloadAttribute.self].map(DownloadWriter.init)
+    self.writer = writer
+    sent = writer?.prepare(ticket.request) ?? ticket.request
+    downloadProgress = ticket.request.attributes[DownloadProgressAttribute.self]
+    uploadProgress = ticket.request.attributes[UploadProgressAttribute.self]
     errorBuffer = .allocate(capacity: Int(courier_curl_error_size))
     errorBuffer.initialize(repeating: 0, count: Int(courier_curl_error_size))
     do {
@@ -60,7 +86,7 @@ final class CurlTransfer {
   }
 
   private func configure(_ configuration: CurlTransport.Configuration) throws(CourierError) {
-    let request = ticket.request
+    let request = sent
     let context = Unmanaged.passUnretained(self).toOpaque()
     try set(CURLOPT_ERRORBUFFER, pointer: UnsafeRawPointer(errorBuffer))
     let urlSet = request.url.absoluteString.withCString {
@@ -110,10 +136,35 @@ final class CurlTransfer {
           .receiveHeader(UnsafeRawPointer(bytes), count: size * count)
       })
     try set(CURLOPT_HEADERDATA, pointer: context)
+    // A proxy's answer to CONNECT (`HTTP/1.1 200 Connection established`) is not the
+    // response: kept out of the header callback, it can never be taken for the final head
+    // that decides where a download's body goes.
+    try set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
+
+    if writer != nil {
+      // Larger pieces for a body that goes to disk: fewer callbacks and copies per MiB.
+      try set(CURLOPT_BUFFERSIZE, Self.downloadBufferSize)
+    }
 
     let hasBody = try configureMethodAndBody(request, context: context)
     try configureHeaders(request.headers, hasBody: hasBody)
+    if hasBody, uploadProgress != nil {
+      try check(
+        courier_curl_easy_setopt_xferinfo_callback(easy, CURLOPT_XFERINFOFUNCTION) {
+          context, _, _, total, now in
+          guard let context else { return 0 }
+          Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+            .sentBody(now, of: total)
+          return 0
+        })
+      try set(CURLOPT_XFERINFODATA, pointer: context)
+      try set(CURLOPT_NOPROGRESS, 0)
+    }
   }
+
+  /// libcurl's receive buffer (`CURLOPT_BUFFERSIZE`) for downloads to a file: the most
+  /// bytes one call of the write callback hands over (16 KiB by default).
+  static let downloadBufferSize = 256 * 1024
 
   /// Sets the method and the body; `true` when a body is sent.
   private func configureMethodAndBody(
@@ -226,6 +277,18 @@ final class CurlTransfer {
   // MARK: Callbacks (loop thread)
 
   private func receiveBody(_ bytes: UnsafeRawPointer, count: Int) -> Int {
+    if writing, let writer {
+      // A download: to the file, never memory, and not limited by the body limit.
+      do throws(CourierError) {
+        try writer.write(UnsafeRawBufferPointer(start: bytes, count: count))
+      } catch {
+        // Any count but the one given aborts the transfer.
+        downloadFailure = error
+        return 0
+      }
+      downloadProgress?.update(completed: writer.written, expected: writer.expected)
+      return count
+    }
     if !bodyStarted {
       bodyStarted = true
       var length: curl_off_t = -1
@@ -242,7 +305,58 @@ final class CurlTransfer {
       return 0
     }
     body.append(bytes.assumingMemoryBound(to: UInt8.self), count: count)
+    downloadProgress?.update(completed: Int64(body.count), expected: expectedLength)
     return count
+  }
+
+  /// The blank line after a header block: when it ends the final response's head (a status
+  /// of 200 or more, not an interim `1xx`), the upload is complete, and a download's writer
+  /// decides whether the body goes to its file. `false` aborts the transfer.
+  private func receivedHead() -> Bool {
+    guard !headHandled else { return true }
+    var status = 0
+    _ = courier_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+    guard status >= 200 else { return true }
+    headHandled = true
+    if let uploadProgress {
+      var sent: curl_off_t = 0
+      _ = courier_curl_easy_getinfo_off_t(easy, CURLINFO_SIZE_UPLOAD_T, &sent)
+      uploadProgress.complete(total: Int64(sent))
+    }
+    guard writer != nil || downloadProgress != nil else { return true }
+    let lines = headerLines
+    let headers = HTTPHeaders(receivedLazily: { CurlTransfer.parseHeaderLines(lines) })
+    if let writer {
+      do throws(CourierError) {
+        writing = try writer.begin(status: status, headers: headers, request: ticket.request)
+      } catch {
+        downloadFailure = error
+        return false
+      }
+    }
+    if let downloadProgress {
+      if writing {
+        expectedLength = writer?.expected
+      } else {
+        // The decoded length, when the body is not encoded (libcurl may decode it).
+        let encoded = headers["Content-Encoding"].map { $0.lowercased() != "identity" } ?? false
+        var length: curl_off_t = -1
+        if !encoded,
+          courier_curl_easy_getinfo_off_t(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
+            == CURLE_OK, length >= 0
+        {
+          expectedLength = Int64(length)
+        }
+      }
+      downloadProgress.update(completed: writer?.written ?? 0, expected: expectedLength)
+    }
+    return true
+  }
+
+  /// libcurl's progress callback, set only for a request body with upload progress.
+  private func sentBody(_ now: curl_off_t, of total: curl_off_t) {
+    guard !headHandled, let uploadProgress else { return }
+    uploadProgress.update(completed: Int64(now), expected: total > 0 ? Int64(total) : nil)
   }
 
   private func receiveHeader(_ bytes: UnsafeRawPointer, count: Int) -> Int {
@@ -257,8 +371,9 @@ final class CurlTransfer {
     var end = line.count
     while end > 0, line[end - 1] == 0x0A || line[end - 1] == 0x0D { end -= 1 }
     if end == 0 {
+      guard !headersComplete else { return count }
       headersComplete = true
-      return count
+      return receivedHead() ? count : 0
     }
     guard !headersComplete else { return count }
     guard agreesOnContentLength(line[0..<end]) else {
@@ -337,11 +452,24 @@ final class CurlTransfer {
       _ = courier_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
       let lines = headerLines
       // Parsed when first read: many responses are decoded without a header being read.
-      return .success(
-        Response(
-          status: status,
-          headers: HTTPHeaders(receivedLazily: { CurlTransfer.parseHeaderLines(lines) }),
-          body: body, request: request))
+      var response = Response(
+        status: status,
+        headers: HTTPHeaders(receivedLazily: { CurlTransfer.parseHeaderLines(lines) }),
+        body: body, request: request)
+      if writing, let writer {
+        do throws(CourierError) {
+          response.downloadedFile = try writer.finish()
+        } catch {
+          var error = error
+          error.request = request
+          return .failure(error)
+        }
+      }
+      return .success(response)
+    }
+    if var downloadFailure {
+      downloadFailure.request = request
+      return .failure(downloadFailure)
     }
     if conflictingLength {
       return .failure(
@@ -376,8 +504,14 @@ final class CurlTransfer {
     return count
   }
 
-  /// Frees what the transfer allocated and closes its file; the easy handle is the loop's.
+  /// Frees what the transfer allocated and closes its files; the easy handle is the loop's.
+  ///
+  /// A download's file is still open here only when the transfer did not complete (an
+  /// error, a cancellation, the transport's shutdown): it is abandoned, kept with its
+  /// validator in the temporary place for a resume. After ``complete(_:)`` finished it, this
+  /// does nothing.
   func release() {
+    writer?.abandon()
     if let headerList {
       curl_slist_free_all(headerList)
       self.headerList = nil

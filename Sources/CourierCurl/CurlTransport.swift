@@ -34,6 +34,17 @@ import Foundation
 ///   (`Endpoint.maximumResponseBodySize(_:)`), else ``Configuration/maximumResponseBodySize``: a transfer
 ///   that passes it is aborted from libcurl's write callback (so memory never grows past the
 ///   limit) and fails with ``CourierError/Kind/bodyTooLarge``.
+/// - Downloads to a file (`Client.download(_:to:resume:)`, ``DownloadAttribute``): a `2xx`
+///   body goes from libcurl's write callback to CourierCore's ``DownloadWriter`` on the loop
+///   thread, never whole into memory and not limited by the body limit; any other status is
+///   kept in memory within the limit. A resumed download sends `Range`/`If-Range`, and
+///   appends on a `206` or starts again from zero on a `200`. A transfer that fails, is
+///   cancelled or is shut down leaves its partial file in the temporary place for a resume,
+///   never a file at the destination. Downloads use a 256 KiB receive buffer
+///   (`CURLOPT_BUFFERSIZE`) instead of 16 KiB.
+/// - Progress goes to the request's ``UploadProgressAttribute`` (libcurl's progress callback,
+///   complete at the response head) and ``DownloadProgressAttribute`` (each piece of body,
+///   complete with the final response).
 /// - Content decoding is off by default (``Configuration/ContentDecoding/none``): no
 ///   `Accept-Encoding` is added and compressed bodies arrive as sent, for `GzipMiddleware` to
 ///   decode within its size and ratio limits. See ``Configuration/ContentDecoding``.
@@ -81,7 +92,8 @@ public final class CurlTransport: Transport, CustomStringConvertible {
     loop.shutdown()
   }
 
-  /// Sends `request` once.
+  /// Sends `request` once; a request with a ``DownloadAttribute`` gets a `2xx` body in its
+  /// file (``Response/downloadedFile``) instead of memory.
   ///
   /// - Throws: ``CourierError`` with a kind from ``CurlErrorMapping`` (for example
   ///   ``CourierError/Kind/cannotConnect`` or ``CourierError/Kind/timedOut``),
@@ -99,15 +111,22 @@ public final class CurlTransport: Transport, CustomStringConvertible {
         let location = response.headers[.location],
         let target = URL(string: location, relativeTo: current.url)?.absoluteURL,
         ["http", "https"].contains(target.scheme?.lowercased() ?? "")
-      else { return response }
+      else { return Self.completed(response, of: request) }
       guard
         let next = try policy.decide(
           original: request, previous: current, status: response.status, location: target,
           visited: visited)
-      else { return response }
+      else { return Self.completed(response, of: request) }
       visited.append((next.method, next.url))
       current = next
     }
+  }
+
+  /// The final response, after its body's final progress event.
+  private static func completed(_ response: Response, of request: Request) -> Response {
+    request.attributes[DownloadProgressAttribute.self]?.complete(
+      total: response.downloadedFile?.byteCount ?? Int64(response.body.count))
+    return response
   }
 
   /// The limits for one request: its ``ResponseBodyLimitAttribute``, else

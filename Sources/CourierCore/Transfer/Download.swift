@@ -209,7 +209,19 @@ public final class DownloadWriter {
   public func write(_ data: Data) throws(CourierError) {
     guard handle != nil else { return }
     pending.append(data)
-    written += Int64(data.count)
+    try gathered(data.count)
+  }
+
+  /// Appends a piece of body that a transport holds in its own buffer (libcurl's write
+  /// callback), copied straight into the gathered pieces without a `Data` of its own.
+  package func write(_ bytes: UnsafeRawBufferPointer) throws(CourierError) {
+    guard handle != nil, let base = bytes.baseAddress, !bytes.isEmpty else { return }
+    pending.append(base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+    try gathered(bytes.count)
+  }
+
+  private func gathered(_ count: Int) throws(CourierError) {
+    written += Int64(count)
     if pending.count >= Self.writeSize { try flush() }
   }
 

@@ -1,0 +1,410 @@
+import Courier
+import CourierTesting
+import Foundation
+import Testing
+
+/// Downloads to a file (`Client.download(_:to:resume:)`) and transfer progress, the same on
+/// every transport that talks to a real server: the body in the file byte for byte, resume
+/// with `Range`/`If-Range`, a restart from zero on `200`, no file at the destination after a
+/// failure, progress that never goes down.
+@Suite("Transport conformance: downloads and progress", .timeLimit(.minutes(2)))
+struct DownloadConformanceTests {
+  @Test("a multi-MiB download matches byte for byte", arguments: TransportKind.wire)
+  func matches(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    let source = MockBodySource.noise(count: 6 * 1024 * 1024 + 12_345)
+    fixture.server.setDispatcher { .ranged(source, request: $0, etag: "\"n1\"") }
+    let folder = try temporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let destination = folder.appendingPathComponent("noise.bin")
+    let result = try await fixture.client.download(Endpoint<Void>(.get, "noise"), to: destination)
+    #expect(result.byteCount == Int64(source.count))
+    #expect(result.resumedFrom == 0)
+    #expect(result.response.status == 200)
+    #expect(result.response.body.isEmpty)
+    #expect(result.response.headers["ETag"] == "\"n1\"")
+    #expect(try Data(contentsOf: destination) == source.all)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["noise.bin"])
+  }
+
+  @Test(
+    "a download is not held to the body limit; a non-2xx body still is",
+    arguments: TransportKind.wire)
+  func bodyLimit(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    let source = MockBodySource.noise(count: 3 * 1024 * 1024)
+    let folder = try temporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let destination = folder.appendingPathComponent("big.bin")
+    fixture.server.setDispatcher { .ranged(source, request: $0) }
+    let result = try await fixture.client.download(
+      Endpoint<Void>(.get, "big").maximumResponseBodySize(1024 * 1024), to: destination)
+    #expect(result.byteCount == Int64(source.count))
+    #expect(try Data(contentsOf: destination) == source.all)
+    try FileManager.default.removeItem(at: destination)
+    fixture.server.setDispatcher { _ in .text(String(repeating: "e", count: 300_000), status: 500) }
+    let error = await courierError {
+      try await fixture.client.download(
+        Endpoint<Void>(.get, "big").maximumResponseBodySize(100_000), to: destination)
+    }
+    #expect(error?.kind == .bodyTooLarge)
+    #expect(!FileManager.default.fileExists(atPath: destination.path))
+  }
+
+  @Test(
+    "a body cut half-way leaves no file at the destination; the next download resumes with Range",
+    arguments: TransportKind.wire)
+  func resume(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    let total = 4 * 1024 * 1024
+    let source = MockBodySource.noise(count: total)
+    let folder = try temporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let destination = folder.appendingPathComponent("data.bin")
+    var cut = MockResponse.ranged(
+      source, request: RecordedRequest(method: "GET", target: "/"), etag: "\"v1\"")
+    cut.fault = .truncateBody
+    fixture.server.enqueue(cut)
+    let error = await courierError {
+      try await fixture.client.download(Endpoint<Void>(.get, "data"), to: destination)
+    }
+    #expect(error?.kind == .connectionLost)
+    #expect(!FileManager.default.fileExists(atPath: destination.path))
+    let partial = DownloadDestination(url: destination).partialURL
+    #expect(try Data(contentsOf: partial) == source.bytes(at: 0, count: total / 2))
+    fixture.server.setDispatcher { .ranged(source, request: $0, etag: "\"v1\"") }
+    let progress = TransferProgress()
+    let collector = Task { await progress.collect() }
+    let result = try await fixture.client.download(
+      Endpoint<Void>(.get, "data").downloadProgress(progress), to: destination)
+    let events = await collector.value
+    #expect(result.response.status == 206)
+    #expect(result.resumedFrom == Int64(total / 2))
+    #expect(result.byteCount == Int64(total))
+    #expect(try Data(contentsOf: destination) == source.all)
+    #expect(events.first.map { $0.completed >= Int64(total / 2) } == true)
+    #expect(events.last?.completed == Int64(total))
+    _ = try await fixture.server.takeRequest()
+    let resumed = try await fixture.server.takeRequest()
+    #expect(resumed.header("Range") == "bytes=\(total / 2)-")
+    #expect(resumed.header("If-Range") == "\"v1\"")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["data.bin"])
+  }
+
+  @Test(
+    "a changed resource (200 to If-Range) starts the file again from zero",
+    arguments: TransportKind.wire)
+  func restart(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    let old = MockBodySource.repeating(Data("old".utf8), count: 1_000_000)
+    let new = MockBodySource.noise(count: 1_200_000)
+    let folder = try temporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let destination = folder.appendingPathComponent("doc.bin")
+    var cut = MockResponse.ranged(
+      old, request: RecordedRequest(method: "GET", target: "/"), etag: "\"old\"")
+    cut.fault = .truncateBody
+    fixture.server.enqueue(cut)
+    _ = await courierError {
+      try await fixture.client.download(Endpoint<Void>(.get, "doc"), to: destination)
+    }
+    fixture.server.setDispatcher { .ranged(new, request: $0, etag: "\"new\"") }
+    let result = try await fixture.client.download(Endpoint<Void>(.get, "doc"), to: destination)
+    #expect(result.response.status == 200)
+    #expect(result.resumedFrom == 0)
+    #expect(try Data(contentsOf: destination) == new.all)
+    _ = try await fixture.server.takeRequest()
+    #expect(try await fixture.server.takeRequest().header("If-Range") == "\"old\"")
+  }
+
+  @Test("a 404 is httpStatus with its body, and leaves no file", arguments: TransportKind.wire)
+  func notFound(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    fixture.server.enqueue(.text("gone", status: 404))
+    let folder = try temporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let destination = folder.appendingPathComponent("x.bin")
+    let error = await courierError {
+      try await fixture.client.download(Endpoint<Void>(.get, "x"), to: destination)
+    }
+    #expect(error?.kind == .httpStatus)
+    #expect(error?.response?.status == 404)
+    #expect(error?.response?.bodyText == "gone")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+  }
+
+  /// How a download is stopped mid-body.
+  enum Interruption: String, CaseIterable, Sendable {
+    case cancellation
+    case shutdown
+    case timeout
+  }
+
+  @Test(
+    "stopped mid-body (cancelled, shut down, timed out): no file at the destination, the partial file kept",
+    arguments: TransportKind.wire, Interruption.allCases)
+  func interrupted(kind: TransportKind, interruption: Interruption) async throws {
+    let fixture = try Fixture(kind)
+    let gate = Gate()
+    defer {
+      gate.open()
+      fixture.shutdown()
+    }
+    let total = 8 * 1024 * 1024
+    let noise = MockBodySource.noise(count: total)
+    // The server sends the first half, then waits for the gate: the download is mid-body
+    // for as long as the test wants.
+    let source = MockBodySource(count: total) { offset, count in
+      if offset >= total / 2 { gate.wait() }
+      return noise.bytes(at: offset, count: count)
+    }
+    fixture.server.setDispatcher { .ranged(source, request: $0, etag: "\"c1\"") }
+    let folder = try temporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let destination = folder.appendingPathComponent("cancel.bin")
+    let progress = TransferProgress(minimumInterval: .zero)
+    var endpoint = Endpoint<Void>(.get, "cancel").downloadProgress(progress)
+    if interruption == .timeout { endpoint = endpoint.timeout(.seconds(1)) }
+    let client = fixture.client
+    let task = Task { [endpoint] in try await client.download(endpoint, to: destination) }
+    for await event in progress.events where event.completed >= 1024 * 1024 { break }
+    switch interruption {
+    case .cancellation: task.cancel()
+    case .shutdown: fixture.underTest.shutdown()
+    case .timeout: break
+    }
+    let error = await courierError { try await task.value }
+    #expect(error?.kind == (interruption == .timeout ? .timedOut : .cancelled))
+    #expect(!FileManager.default.fileExists(atPath: destination.path))
+    let partial = DownloadDestination(url: destination).partialURL
+    let kept = try Data(contentsOf: partial)
+    #expect(kept.count >= 1024 * 1024)
+    #expect(kept == noise.bytes(at: 0, count: kept.count))
+  }
+
+  @Test(
+    "download progress never goes down and ends at the total", arguments: TransportKind.wire)
+  func progress(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    let total = 16 * 1024 * 1024
+    let source = MockBodySource.repeating(Data("courier".utf8), count: total)
+    fixture.server.setDispatcher { .ranged(source, request: $0) }
+    let progress = TransferProgress(minimumInterval: .zero)
+    let collector = Task { await progress.collect() }
+    let folder = try temporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let result = try await fixture.client.download(
+      Endpoint<Void>(.get, "file").downloadProgress(progress),
+      to: folder.appendingPathComponent("file.bin"))
+    let events = await collector.value
+    #expect(result.byteCount == Int64(total))
+    #expect(events.count >= 2)
+    #expect(
+      events.last
+        == TransferProgress.Event(completed: Int64(total), expected: Int64(total), isFinal: true))
+    #expect(zip(events, events.dropFirst()).allSatisfy { $0.completed <= $1.completed })
+    #expect(events.dropLast().allSatisfy { $0.expected == Int64(total) && !$0.isFinal })
+  }
+
+  @Test("progress of a body kept in memory ends at its size", arguments: TransportKind.wire)
+  func memoryProgress(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    let source = MockBodySource.repeating(Data("abc".utf8), count: 2_000_000)
+    fixture.server.setDispatcher { .ranged(source, request: $0) }
+    let progress = TransferProgress(minimumInterval: .zero)
+    let collector = Task { await progress.collect() }
+    let data = try await fixture.client.send(
+      Endpoint<Data>(.get, "mem").downloadProgress(progress))
+    let events = await collector.value
+    #expect(data.count == 2_000_000)
+    #expect(events.last?.completed == 2_000_000)
+    #expect(events.last?.isFinal == true)
+    #expect(zip(events, events.dropFirst()).allSatisfy { $0.completed <= $1.completed })
+  }
+
+  @Test("upload progress from a file body ends at its size", arguments: TransportKind.wire)
+  func uploadProgress(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    let folder = try temporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let file = folder.appendingPathComponent("up.bin")
+    let bytes = MockBodySource.noise(count: 3_000_000).all
+    try bytes.write(to: file)
+    fixture.server.enqueue(MockResponse(status: 204))
+    let progress = TransferProgress(minimumInterval: .zero)
+    let collector = Task { await progress.collect() }
+    try await fixture.client.send(
+      Endpoint<Void>(.put, "up").fileBody(file, contentType: "application/octet-stream")
+        .uploadProgress(progress))
+    let events = await collector.value
+    #expect(try await fixture.server.takeRequest().body == bytes)
+    #expect(events.last?.completed == Int64(bytes.count))
+    #expect(events.last?.isFinal == true)
+    #expect(zip(events, events.dropFirst()).allSatisfy { $0.completed <= $1.completed })
+  }
+}
+
+/// Peak memory of a large download over `CurlTransport`, measured in a child process (an
+/// exit test) where nothing else allocates.
+@Suite(
+  "CurlTransport download: bounded memory", .timeLimit(.minutes(3)),
+  .enabled(
+    if: FileManager.default.fileExists(atPath: "/proc/self/status"), "reads /proc/self/status"))
+struct DownloadMemoryTests {
+  @Test("256 MiB to a file: peak RSS growth < 64 MiB, the file matches")
+  func boundedMemory() async throws {
+    let result = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
+      await DownloadMemoryTests.scenario()
+    }
+    let report = String(decoding: result?.standardOutputContent ?? [], as: UTF8.self)
+    print("CurlTransport 256 MiB download:", report)
+    #expect(report.contains("match"))
+  }
+
+  static func scenario() async {
+    do {
+      try await scenarioBody()
+    } catch {
+      FileHandle.standardOutput.write(Data("failed: \(error)".utf8))
+      exit(1)
+    }
+  }
+
+  static func scenarioBody() async throws {
+    let mebibyte = 1 << 20
+    let size = 256 * mebibyte
+    let pattern = Data((0..<4093).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) })
+    let source = MockBodySource.repeating(pattern, count: size)
+    let server = try MockServer()
+    server.recordsRequests = false
+    let warm = MockBodySource.repeating(pattern, count: 8 * mebibyte)
+    server.setDispatcher { request in
+      .ranged(request.path == "/warm" ? warm : source, request: request, etag: "\"m1\"")
+    }
+    let transport = CurlTransport()
+    defer {
+      transport.shutdown()
+      server.shutdown()
+    }
+    let client = Client(baseURL: server.baseURL, transport: transport)
+    let folder = try temporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    // Warm up: the connection, the writer's buffer, malloc arenas.
+    _ = try await client.download(
+      Endpoint<Void>(.get, "warm"),
+      to: folder.appendingPathComponent("warm.bin"), resume: false)
+    let peakReset = PeakMemory.reset()
+    let before = try PeakMemory.read()
+    let started = ContinuousClock.now
+    let destination = folder.appendingPathComponent("big.bin")
+    let result = try await client.download(Endpoint<Void>(.get, "big"), to: destination)
+    let elapsed = ContinuousClock.now - started
+    let after = try PeakMemory.read()
+    let start = peakReset ? before.rss : min(before.rss, before.peak)
+    let growth = after.peak - start
+    let same = try PeakMemory.fileMatches(destination, source)
+    let seconds =
+      Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    let report =
+      "\(result.byteCount) bytes in \(elapsed) (\(Int(Double(size) / 1e6 / seconds)) MB/s, "
+      + "debug build); file \(same ? "match" : "MISMATCH"); peak RSS growth "
+      + "\(growth / 1024) KiB (start \(start / 1024) KiB, peak \(after.peak / 1024) KiB, "
+      + "peak reset: \(peakReset)); bound \(64 * 1024) KiB"
+    FileHandle.standardOutput.write(Data(report.utf8))
+    guard result.byteCount == Int64(size), same, growth < 64 * mebibyte else { exit(1) }
+  }
+}
+
+/// Peak resident memory from `/proc/self/status`, as the memory tests of
+/// `CourierURLSessionTests` read it.
+enum PeakMemory {
+  /// Resets VmHWM to the current RSS (`echo 5 > /proc/self/clear_refs`, Linux 4.0+).
+  static func reset() -> Bool {
+    guard let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") else { return false }
+    defer { try? handle.close() }
+    return (try? handle.write(contentsOf: Data("5".utf8))) != nil
+  }
+
+  /// The resident set and its peak, in bytes, from /proc/self/status.
+  static func read() throws -> (rss: Int, peak: Int) {
+    let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+    func field(_ name: String) -> Int {
+      for line in status.split(separator: "\n") where line.hasPrefix(name + ":") {
+        return (line.split(separator: " ").compactMap { Int($0) }.first ?? 0) * 1024
+      }
+      return 0
+    }
+    return (field("VmRSS"), field("VmHWM"))
+  }
+
+  /// Whether the file holds exactly `source`'s bytes, compared a MiB at a time.
+  static func fileMatches(_ url: URL, _ source: MockBodySource) throws -> Bool {
+    let handle = try FileHandle(forReadingFrom: url)
+    defer { try? handle.close() }
+    var offset = 0
+    while true {
+      let piece = try handle.read(upToCount: 1 << 20) ?? Data()
+      if piece.isEmpty { return offset == source.count }
+      guard piece == source.bytes(at: offset, count: piece.count) else { return false }
+      offset += piece.count
+    }
+  }
+}
+
+/// A gate a server thread waits at until the test opens it (for good).
+final class Gate: Sendable {
+  private let semaphore = DispatchSemaphore(value: 0)
+
+  /// Blocks until ``open()``; returns at once afterwards.
+  func wait() {
+    semaphore.wait()
+    semaphore.signal()
+  }
+
+  /// Lets every waiter, present and future, through.
+  func open() {
+    semaphore.signal()
+  }
+}
+
+/// A new empty folder under the temporary directory.
+func temporaryFolder() throws -> URL {
+  let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+    "courier-\(UUID().uuidString)")
+  try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+  return folder
+}
+
+extension MockBodySource {
+  /// `count` bytes that do not repeat within a MiB: a resume at the wrong offset differs.
+  static func noise(count: Int) -> MockBodySource {
+    MockBodySource(count: count) { offset, count in
+      var bytes = [UInt8](repeating: 0, count: count)
+      for index in 0..<count {
+        let position = UInt64(offset + index)
+        bytes[index] = UInt8(truncatingIfNeeded: (position &* 0x9E37_79B9) >> 13 ^ position)
+      }
+      return Data(bytes)
+    }
+  }
+
+  /// Every byte, for comparing small bodies.
+  var all: Data { bytes(at: 0, count: count) }
+}
+
+extension TransferProgress {
+  /// Every event until the stream ends.
+  func collect() async -> [Event] {
+    var collected: [Event] = []
+    for await event in events { collected.append(event) }
+    return collected
+  }
+}
