@@ -7,7 +7,8 @@ import Testing
   import FoundationNetworking
 #endif
 
-/// Redirects, body limits, downloads and progress over real loopback sockets.
+/// Redirects, body limits, downloads and progress over real loopback sockets. Resuming, a
+/// changed resource and a 404 are in `DownloadConformanceTests`, for every transport.
 @Suite("Transfers: redirects, limits, downloads, progress", .timeLimit(.minutes(1)))
 struct TransferTests {
   static func credentialed(
@@ -207,37 +208,6 @@ struct TransferTests {
     #expect(zip(events, events.dropFirst()).allSatisfy { $0.completed <= $1.completed })
   }
 
-  @Test("download: interrupted, the partial file stays hidden; the next one resumes with If-Range")
-  func resume() async throws {
-    let fixture = try WireFixture()
-    defer { fixture.shutdown() }
-    let total = 4 * 1024 * 1024
-    let source = MockBodySource.repeating(Data((0..<251).map { UInt8($0) }), count: total)
-    let folder = try temporaryFolder()
-    defer { try? FileManager.default.removeItem(at: folder) }
-    let destination = folder.appendingPathComponent("data.bin")
-    var cut = MockResponse.ranged(
-      source, request: RecordedRequest(method: "GET", target: "/"), etag: "\"v1\"")
-    cut.fault = .truncateBody
-    fixture.server.enqueue(cut)
-    let error = await courierError {
-      try await fixture.client.download(Endpoint<Void>(.get, "data"), to: destination)
-    }
-    #expect(error?.kind == .connectionLost)
-    #expect(!FileManager.default.fileExists(atPath: destination.path))
-    fixture.server.setDispatcher { .ranged(source, request: $0, etag: "\"v1\"") }
-    let result = try await fixture.client.download(Endpoint<Void>(.get, "data"), to: destination)
-    #expect(result.resumedFrom == Int64(total / 2))
-    #expect(result.byteCount == Int64(total))
-    #expect(try Data(contentsOf: destination) == source.all)
-    _ = try await fixture.server.takeRequest()
-    let resumed = try await fixture.server.takeRequest()
-    #expect(resumed.header("Range") == "bytes=\(total / 2)-")
-    #expect(resumed.header("If-Range") == "\"v1\"")
-    let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder.path)
-    #expect(leftovers == ["data.bin"])
-  }
-
   @Test("download through the whole chain: headers, retry resumes a cut body, logging elides it")
   func wholeChain() async throws {
     let sink = InMemoryLogSink()
@@ -268,44 +238,6 @@ struct TransferTests {
     #expect(second.header("Range") == "bytes=\(total / 2)-")
     #expect(sink.text.contains("<file .chain.bin.courier-download, \(total) bytes>"))
     #expect(!sink.text.contains("chainchain"))
-  }
-
-  @Test("download: a changed resource (200 to If-Range) starts again from zero")
-  func restart() async throws {
-    let fixture = try WireFixture()
-    defer { fixture.shutdown() }
-    let old = MockBodySource.repeating(Data("old".utf8), count: 1_000_000)
-    let new = MockBodySource.repeating(Data("new!".utf8), count: 1_200_000)
-    let folder = try temporaryFolder()
-    defer { try? FileManager.default.removeItem(at: folder) }
-    let destination = folder.appendingPathComponent("doc.bin")
-    var cut = MockResponse.ranged(
-      old, request: RecordedRequest(method: "GET", target: "/"), etag: "\"old\"")
-    cut.fault = .truncateBody
-    fixture.server.enqueue(cut)
-    _ = await courierError {
-      try await fixture.client.download(Endpoint<Void>(.get, "doc"), to: destination)
-    }
-    fixture.server.setDispatcher { .ranged(new, request: $0, etag: "\"new\"") }
-    let result = try await fixture.client.download(Endpoint<Void>(.get, "doc"), to: destination)
-    #expect(result.resumedFrom == 0)
-    #expect(try Data(contentsOf: destination) == new.all)
-  }
-
-  @Test("download: a 404 fails the status check and leaves no file")
-  func notFound() async throws {
-    let fixture = try WireFixture()
-    defer { fixture.shutdown() }
-    fixture.server.enqueue(.text("gone", status: 404))
-    let folder = try temporaryFolder()
-    defer { try? FileManager.default.removeItem(at: folder) }
-    let destination = folder.appendingPathComponent("x.bin")
-    let error = await courierError {
-      try await fixture.client.download(Endpoint<Void>(.get, "x"), to: destination)
-    }
-    #expect(error?.kind == .httpStatus)
-    #expect(error?.response?.bodyText == "gone")
-    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
   }
 }
 

@@ -301,16 +301,16 @@ struct DownloadMemoryTests {
     _ = try await client.download(
       Endpoint<Void>(.get, "warm"),
       to: folder.appendingPathComponent("warm.bin"), resume: false)
-    let peakReset = PeakMemory.reset()
-    let before = try PeakMemory.read()
+    let peakReset = ProcessProbe.resetPeakMemory()
+    let before = try ProcessProbe.memory()
     let started = ContinuousClock.now
     let destination = folder.appendingPathComponent("big.bin")
     let result = try await client.download(Endpoint<Void>(.get, "big"), to: destination)
     let elapsed = ContinuousClock.now - started
-    let after = try PeakMemory.read()
-    let start = peakReset ? before.rss : min(before.rss, before.peak)
+    let after = try ProcessProbe.memory()
+    let start = peakReset ? before.resident : min(before.resident, before.peak)
     let growth = after.peak - start
-    let same = try PeakMemory.fileMatches(destination, source)
+    let same = try FileComparison.fileMatches(destination, source)
     let seconds =
       Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     let report =
@@ -323,28 +323,8 @@ struct DownloadMemoryTests {
   }
 }
 
-/// Peak resident memory from `/proc/self/status`, as the memory tests of
-/// `CourierURLSessionTests` read it.
-enum PeakMemory {
-  /// Resets VmHWM to the current RSS (`echo 5 > /proc/self/clear_refs`, Linux 4.0+).
-  static func reset() -> Bool {
-    guard let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") else { return false }
-    defer { try? handle.close() }
-    return (try? handle.write(contentsOf: Data("5".utf8))) != nil
-  }
-
-  /// The resident set and its peak, in bytes, from /proc/self/status.
-  static func read() throws -> (rss: Int, peak: Int) {
-    let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
-    func field(_ name: String) -> Int {
-      for line in status.split(separator: "\n") where line.hasPrefix(name + ":") {
-        return (line.split(separator: " ").compactMap { Int($0) }.first ?? 0) * 1024
-      }
-      return 0
-    }
-    return (field("VmRSS"), field("VmHWM"))
-  }
-
+/// Comparing a downloaded file with its source.
+enum FileComparison {
   /// Whether the file holds exactly `source`'s bytes, compared a MiB at a time.
   static func fileMatches(_ url: URL, _ source: MockBodySource) throws -> Bool {
     let handle = try FileHandle(forReadingFrom: url)
