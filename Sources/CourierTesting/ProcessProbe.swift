@@ -9,9 +9,11 @@ import Foundation
 /// ```swift
 /// let reset = ProcessProbe.resetPeakMemory()
 /// let before = try ProcessProbe.memory()
-/// try await client.download(endpoint, to: destination)
+/// let destination = URL(fileURLWithPath: "/tmp/big.bin")
+/// _ = try await client.download(Endpoint<Void>(.get, "big.bin"), to: destination)
 /// let after = try ProcessProbe.memory()
-/// #expect(!reset || after.peak - before.resident < 64 << 20)
+/// let growth = after.peak - (reset ? before.resident : before.peak)
+/// print("peak RSS growth: \(growth / 1024) KiB")
 /// ```
 public enum ProcessProbe {
   /// Resets the peak resident set (`VmHWM`) to the current one by writing `5` to
