@@ -220,8 +220,10 @@ struct RetryMiddlewareTests {
     }
     let error = await courierError { try await task.value }
     #expect(error?.kind == .cancelled)
-    // Against an hour-long backoff; measured 0.2–12 ms on a loaded machine.
-    #expect(ContinuousClock.now - started < .seconds(1))
+    // Against an hour-long backoff; measured 0.2–12 ms on a loaded machine, and 1.1 s in CI
+    // while package builds started by other tests held both cores (they now run at the
+    // lowest priority). The bound tells "at once" from "after the backoff", not latency.
+    #expect(ContinuousClock.now - started < .seconds(10))
     #expect(stub.requests.count == 1)
   }
 }
