@@ -48,6 +48,19 @@ struct RequestAttributesTests {
     #expect(attributes.isEmpty)
   }
 
+  @Test("isEmpty sees past removals to a value still set, and through removals of all")
+  func emptiness() {
+    var attributes = RequestAttributes()
+    attributes[NameKey.self] = "a"
+    attributes[WideKey.self] = Wide(a: 1)
+    attributes.removeValue(for: WideKey.self)
+    #expect(!attributes.isEmpty)
+    attributes.removeValue(for: NameKey.self)
+    #expect(attributes.isEmpty)
+    attributes[WideKey.self] = Wide(a: 2)
+    #expect(!attributes.isEmpty)
+  }
+
   @Test("a copy changed later leaves the original as it was")
   func copiesAreIndependent() {
     var original = RequestAttributes()

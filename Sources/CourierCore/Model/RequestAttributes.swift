@@ -72,8 +72,21 @@ public struct RequestAttributes: Sendable {
   /// The number of keys with a stored value.
   public var count: Int { currentEntries().count }
 
-  /// Whether no key has a stored value.
-  public var isEmpty: Bool { head == nil || count == 0 }
+  /// Whether no key has a stored value. Stops at the first value no newer removal hides, so
+  /// a request with attributes answers at its first entry, without building a list.
+  public var isEmpty: Bool {
+    var removed: [ObjectIdentifier] = []
+    var node = head
+    while let current = node {
+      if current.isRemoval {
+        removed.append(current.key)
+      } else if !removed.contains(current.key) {
+        return false
+      }
+      node = current.next
+    }
+    return true
+  }
 
   /// The newest entry for `key`, a removal included.
   private func entry(for key: ObjectIdentifier) -> (any AttributeNode)? {
