@@ -242,7 +242,8 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
   ///
   /// Why reject non-ASCII when sending: RFC 9110 §5.5 keeps bytes above 0x7F (`obs-text`)
   /// only for old servers, and HTTP stacks treat them differently (sent as raw UTF-8, read as
-  /// Latin-1, or refused), so the same code would mean different things to different peers. A received value keeps them: they are the peer's.
+  /// Latin-1, or refused), so the same code would mean different things to different peers.
+  /// A received value keeps them: they are the peer's.
   private static func validatedValue(
     _ value: String, forName name: String, sending: Bool
   ) throws -> String {
