@@ -8,7 +8,8 @@ import Testing
 #endif
 
 /// Redirects, body limits, downloads and progress over real loopback sockets. Resuming, a
-/// changed resource and a 404 are in `DownloadConformanceTests`, for every transport.
+/// changed resource, a 404 and upload progress are in `DownloadConformanceTests`, for every
+/// transport.
 @Suite("Transfers: redirects, limits, downloads, progress", .timeLimit(.minutes(1)))
 struct TransferTests {
   static func credentialed(
@@ -180,32 +181,6 @@ struct TransferTests {
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     #expect(Double(events.count) <= seconds * 60 + 2, "\(events.count) events in \(elapsed)")
     print("progress: \(events.count) events in \(elapsed) for \(total) bytes")
-  }
-
-  @Test("upload from a file streams through the chain with progress")
-  func uploadProgress() async throws {
-    let fixture = try WireFixture()
-    defer { fixture.shutdown() }
-    let folder = try temporaryFolder()
-    defer { try? FileManager.default.removeItem(at: folder) }
-    let file = folder.appendingPathComponent("up.bin")
-    let bytes = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
-    try bytes.write(to: file)
-    fixture.server.enqueue(MockResponse(status: 204))
-    let progress = TransferProgress()
-    let collector = Task {
-      var events: [TransferProgress.Event] = []
-      for await event in progress.events { events.append(event) }
-      return events
-    }
-    try await fixture.client.send(
-      Endpoint<Void>(.put, "up").fileBody(file, contentType: "application/octet-stream")
-        .uploadProgress(progress))
-    let events = await collector.value
-    #expect(try await fixture.server.takeRequest().body == bytes)
-    #expect(events.last?.completed == Int64(bytes.count))
-    #expect(events.last?.isFinal == true)
-    #expect(zip(events, events.dropFirst()).allSatisfy { $0.completed <= $1.completed })
   }
 
   @Test("download through the whole chain: headers, retry resumes a cut body, logging elides it")
