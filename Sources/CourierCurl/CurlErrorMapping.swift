@@ -70,11 +70,8 @@ public enum CurlErrorMapping {
   /// that would otherwise mean a bad URL (1) or a dropped connection (56).
   public static func kind(forCode code: Int, detail: String) -> CourierError.Kind {
     switch code {
-    case 1
-    where detail.contains("Unsupported response code in HTTP response")
-      || detail.contains("Received HTTP/0.9"):
-      .badResponse
-    case 56 where detail.contains("in chunked-encoding"): .badResponse
+    case 1 where LibcurlDetail.isMalformedStatusLine(detail): .badResponse
+    case 56 where LibcurlDetail.isBrokenChunking(detail): .badResponse
     default: kind(forCode: code)
     }
   }

@@ -42,10 +42,7 @@ public enum URLErrorMapping {
   /// says too little (`unknown`) or the wrong thing (`unsupportedURL` for a bad status line).
   public static func kind(for error: URLError) -> CourierError.Kind {
     let message = (error as NSError).localizedDescription
-    if message.contains("in chunked-encoding")
-      || message.contains("Unsupported response code in HTTP response")
-      || message.contains("Received HTTP/0.9")
-    {
+    if LibcurlDetail.isBrokenChunking(message) || LibcurlDetail.isMalformedStatusLine(message) {
       return .badResponse
     }
     if error.code == .badServerResponse && message.contains("Empty reply from server") {
