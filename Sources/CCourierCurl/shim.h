@@ -4,6 +4,13 @@
 #define COURIER_CURL_SHIM_H
 
 #include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <sys/eventfd.h>
+#endif
 
 // MARK: curl_easy_setopt
 
@@ -65,6 +72,83 @@ static inline CURLcode courier_curl_easy_getinfo_string(
 
 static inline CURLMcode courier_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
   return curl_multi_setopt(multi, option, value);
+}
+
+static inline CURLMcode courier_curl_multi_setopt_pointer(
+    CURLM *multi, CURLMoption option, void *value) {
+  return curl_multi_setopt(multi, option, value);
+}
+
+/// `CURLMOPT_SOCKETFUNCTION`.
+static inline CURLMcode courier_curl_multi_setopt_socket_callback(
+    CURLM *multi, curl_socket_callback callback) {
+  return curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, callback);
+}
+
+/// `CURLMOPT_TIMERFUNCTION`.
+static inline CURLMcode courier_curl_multi_setopt_timer_callback(
+    CURLM *multi, curl_multi_timer_callback callback) {
+  return curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, callback);
+}
+
+/// `CURL_SOCKET_TIMEOUT`, the socket to pass `curl_multi_socket_action` when a timeout fired.
+static const curl_socket_t courier_curl_socket_timeout = CURL_SOCKET_TIMEOUT;
+/// `CURL_POLL_IN`, `CURL_POLL_OUT`, `CURL_POLL_REMOVE`: what the socket callback asks for.
+static const int courier_curl_poll_in = CURL_POLL_IN;
+static const int courier_curl_poll_out = CURL_POLL_OUT;
+static const int courier_curl_poll_remove = CURL_POLL_REMOVE;
+/// `CURL_CSELECT_IN`, `CURL_CSELECT_OUT`, `CURL_CSELECT_ERR`: what a socket is ready for.
+static const int courier_curl_cselect_in = CURL_CSELECT_IN;
+static const int courier_curl_cselect_out = CURL_CSELECT_OUT;
+static const int courier_curl_cselect_err = CURL_CSELECT_ERR;
+
+// MARK: Waking the event loop
+
+/// Opens the descriptors that wake CourierCurl's loop thread from `curl_multi_poll`: on Linux
+/// one non-blocking `eventfd` (`*reader == *writer`), elsewhere a non-blocking pipe. Returns 0,
+/// or -1 with `errno` set.
+static inline int courier_wake_open(int *reader, int *writer) {
+#if defined(__linux__)
+  int descriptor = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (descriptor < 0) return -1;
+  *reader = descriptor;
+  *writer = descriptor;
+  return 0;
+#else
+  int pair[2];
+  if (pipe(pair) != 0) return -1;
+  for (int i = 0; i < 2; i++) {
+    fcntl(pair[i], F_SETFL, fcntl(pair[i], F_GETFL) | O_NONBLOCK);
+    fcntl(pair[i], F_SETFD, FD_CLOEXEC);
+  }
+  *reader = pair[0];
+  *writer = pair[1];
+  return 0;
+#endif
+}
+
+/// Makes the reader readable (one 8-byte `write`); never blocks.
+static inline void courier_wake_signal(int writer) {
+  uint64_t one = 1;
+  (void)!write(writer, &one, sizeof one);
+}
+
+/// Makes the reader unreadable again: one `read` of an `eventfd` takes its whole count; a
+/// pipe is read until it would block.
+static inline void courier_wake_drain(int reader) {
+  uint64_t buffer[8];
+#if defined(__linux__)
+  (void)!read(reader, buffer, sizeof buffer[0]);
+#else
+  while (read(reader, buffer, sizeof buffer) > 0) {
+  }
+#endif
+}
+
+/// Closes what `courier_wake_open` opened.
+static inline void courier_wake_close(int reader, int writer) {
+  close(reader);
+  if (writer != reader) close(writer);
 }
 
 // MARK: Constants that are macros

@@ -19,10 +19,12 @@ import Foundation
 /// abandoned (the partial file kept for a resume) when it fails, is cancelled or is shut down.
 final class CurlTransfer {
   let ticket: CurlTicket
+  /// The easy handle with its error buffer; the loop's, lent to this transfer.
+  let handle: CurlEasyHandle
   let easy: UnsafeMutableRawPointer
 
   private let limit: Int
-  private let errorBuffer: UnsafeMutablePointer<CChar>
+  private var errorBuffer: UnsafeMutablePointer<CChar> { handle.errorBuffer }
   private var headerList: UnsafeMutablePointer<curl_slist>?
   /// A copy of an in-memory request body: libcurl reads it in place (`CURLOPT_POSTFIELDS`) and
   /// rewinds it itself when it has to resend.
@@ -57,26 +59,25 @@ final class CurlTransfer {
   /// trailers, not headers.
   private var headersComplete = false
   /// The current response's `Content-Length` value, once one was seen.
-  private var contentLength: Substring?
+  private var contentLength: ContentLengthValue?
   /// The response carried `Content-Length` values that disagree, and the transfer was
   /// stopped: RFC 9112 §6.3 makes that an unrecoverable error, which libcurl (7.88) does not
   /// detect itself (it uses the last value).
   private var conflictingLength = false
 
-  /// Configures `easy` (fresh or reset) for `ticket`'s request.
+  /// Configures `handle` (fresh, reset, or kept from a plain transfer) for `ticket`'s request.
   init(
-    ticket: CurlTicket, easy: UnsafeMutableRawPointer, configuration: CurlTransport.Configuration
+    ticket: CurlTicket, handle: CurlEasyHandle, configuration: CurlTransport.Configuration
   ) throws(CourierError) {
     self.ticket = ticket
-    self.easy = easy
+    self.handle = handle
+    self.easy = handle.easy
     self.limit = ticket.limits.maximumResponseBodySize
     let writer = ticket.request.attributes[DownloadAttribute.self].map(DownloadWriter.init)
     self.writer = writer
     sent = writer?.prepare(ticket.request) ?? ticket.request
     downloadProgress = ticket.request.attributes[DownloadProgressAttribute.self]
     uploadProgress = ticket.request.attributes[UploadProgressAttribute.self]
-    errorBuffer = .allocate(capacity: Int(courier_curl_error_size))
-    errorBuffer.initialize(repeating: 0, count: Int(courier_curl_error_size))
     do {
       try configure(configuration)
     } catch {
@@ -88,7 +89,10 @@ final class CurlTransfer {
   private func configure(_ configuration: CurlTransport.Configuration) throws(CourierError) {
     let request = sent
     let context = Unmanaged.passUnretained(self).toOpaque()
-    try set(CURLOPT_ERRORBUFFER, pointer: UnsafeRawPointer(errorBuffer))
+    if !handle.isConfigured {
+      try configureShared(configuration)
+      handle.isConfigured = true
+    }
     let urlSet = request.url.absoluteString.withCString {
       courier_curl_easy_setopt_pointer(easy, CURLOPT_URL, $0)
     }
@@ -96,57 +100,20 @@ final class CurlTransfer {
       throw CurlErrorMapping.courierError(
         code: Int(urlSet.rawValue), detail: "the URL was refused", request: request)
     }
-    try set(CURLOPT_NOSIGNAL, 1)
-    try set(CURLOPT_PROTOCOLS_STR, string: "http,https")
-    try set(
-      CURLOPT_HTTP_VERSION,
-      configuration.httpVersion == .http2
-        ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1)
-    try set(CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(configuration.connectTimeout))
-    if let idle = configuration.idleTimeout {
-      try set(CURLOPT_LOW_SPEED_LIMIT, 1)
-      try set(CURLOPT_LOW_SPEED_TIME, max(1, (Self.milliseconds(idle) + 999) / 1_000))
-    }
-    if let timeout = request.timeout {
-      try set(CURLOPT_TIMEOUT_MS, Self.milliseconds(timeout))
-    }
-    if configuration.contentDecoding == .automatic {
-      try set(CURLOPT_ACCEPT_ENCODING, string: "")
-    } else {
-      try set(CURLOPT_HTTP_CONTENT_DECODING, 0)
-    }
-    if let path = configuration.tls.caBundlePath { try set(CURLOPT_CAINFO, string: path) }
-    if let key = configuration.tls.pinnedPublicKey {
-      try set(CURLOPT_PINNEDPUBLICKEY, string: key)
-    }
-
-    try check(
-      courier_curl_easy_setopt_write_callback(easy, CURLOPT_WRITEFUNCTION) {
-        bytes, size, count, context in
-        guard let bytes, let context else { return 0 }
-        return Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
-          .receiveBody(UnsafeRawPointer(bytes), count: size * count)
-      })
+    // Always set: a kept handle may hold the last request's timeout (0 is none).
+    try set(CURLOPT_TIMEOUT_MS, request.timeout.map(Self.milliseconds) ?? 0)
     try set(CURLOPT_WRITEDATA, pointer: context)
-    try check(
-      courier_curl_easy_setopt_write_callback(easy, CURLOPT_HEADERFUNCTION) {
-        bytes, size, count, context in
-        guard let bytes, let context else { return 0 }
-        return Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
-          .receiveHeader(UnsafeRawPointer(bytes), count: size * count)
-      })
     try set(CURLOPT_HEADERDATA, pointer: context)
-    // A proxy's answer to CONNECT (`HTTP/1.1 200 Connection established`) is not the
-    // response: kept out of the header callback, it can never be taken for the final head
-    // that decides where a download's body goes.
-    try set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
 
     if writer != nil {
       // Larger pieces for a body that goes to disk: fewer callbacks and copies per MiB.
       try set(CURLOPT_BUFFERSIZE, Self.downloadBufferSize)
+      handle.needsReset = true
     }
 
     let hasBody = try configureMethodAndBody(request, context: context)
+    // A body, a method other than GET, progress: options the next transfer would not undo.
+    if hasBody || request.method != .get { handle.needsReset = true }
     try configureHeaders(request.headers, hasBody: hasBody)
     if hasBody, uploadProgress != nil {
       try check(
@@ -160,6 +127,50 @@ final class CurlTransfer {
       try set(CURLOPT_XFERINFODATA, pointer: context)
       try set(CURLOPT_NOPROGRESS, 0)
     }
+  }
+
+  /// The options every transfer of the transport shares; set once per easy handle and kept
+  /// while the handle only runs plain transfers (``CurlEasyHandle``).
+  private func configureShared(_ configuration: CurlTransport.Configuration) throws(CourierError) {
+    try set(CURLOPT_ERRORBUFFER, pointer: UnsafeRawPointer(errorBuffer))
+    try set(CURLOPT_NOSIGNAL, 1)
+    try set(CURLOPT_PROTOCOLS_STR, string: "http,https")
+    try set(
+      CURLOPT_HTTP_VERSION,
+      configuration.httpVersion == .http2
+        ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1)
+    try set(CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(configuration.connectTimeout))
+    if let idle = configuration.idleTimeout {
+      try set(CURLOPT_LOW_SPEED_LIMIT, 1)
+      try set(CURLOPT_LOW_SPEED_TIME, max(1, (Self.milliseconds(idle) + 999) / 1_000))
+    }
+    if configuration.contentDecoding == .automatic {
+      try set(CURLOPT_ACCEPT_ENCODING, string: "")
+    } else {
+      try set(CURLOPT_HTTP_CONTENT_DECODING, 0)
+    }
+    if let path = configuration.tls.caBundlePath { try set(CURLOPT_CAINFO, string: path) }
+    if let key = configuration.tls.pinnedPublicKey {
+      try set(CURLOPT_PINNEDPUBLICKEY, string: key)
+    }
+    try check(
+      courier_curl_easy_setopt_write_callback(easy, CURLOPT_WRITEFUNCTION) {
+        bytes, size, count, context in
+        guard let bytes, let context else { return 0 }
+        return Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+          .receiveBody(UnsafeRawPointer(bytes), count: size * count)
+      })
+    try check(
+      courier_curl_easy_setopt_write_callback(easy, CURLOPT_HEADERFUNCTION) {
+        bytes, size, count, context in
+        guard let bytes, let context else { return 0 }
+        return Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+          .receiveHeader(UnsafeRawPointer(bytes), count: size * count)
+      })
+    // A proxy's answer to CONNECT (`HTTP/1.1 200 Connection established`) is not the
+    // response: kept out of the header callback, it can never be taken for the final head
+    // that decides where a download's body goes.
+    try set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
   }
 
   /// libcurl's receive buffer (`CURLOPT_BUFFERSIZE`) for downloads to a file: the most
@@ -196,7 +207,7 @@ final class CurlTransfer {
       try set(CURLOPT_SEEKDATA, pointer: context)
     } else if let data = request.body.data, !data.isEmpty {
       try setMemoryBody(data)
-    } else if ["POST", "PUT", "PATCH"].contains(method) {
+    } else if method == "POST" || method == "PUT" || method == "PATCH" {
       // An empty body that is still a body: `Content-Length: 0`.
       try setMemoryBody(Data())
     } else {
@@ -361,7 +372,9 @@ final class CurlTransfer {
 
   private func receiveHeader(_ bytes: UnsafeRawPointer, count: Int) -> Int {
     let line = UnsafeRawBufferPointer(start: bytes, count: count)
-    if line.starts(with: "HTTP/".utf8) {
+    if count >= 5, line[0] == UInt8(ascii: "H"), line[1] == UInt8(ascii: "T"),
+      line[2] == UInt8(ascii: "T"), line[3] == UInt8(ascii: "P"), line[4] == UInt8(ascii: "/")
+    {
       // A new response: an interim 1xx (or an earlier hop) is forgotten.
       headerLines.removeAll(keepingCapacity: true)
       headersComplete = false
@@ -387,19 +400,61 @@ final class CurlTransfer {
   }
 
   /// Whether `line`, if it is a `Content-Length` field, repeats the value seen so far (a list
-  /// such as `5, 5` counts as its values); a different value is a conflict.
+  /// such as `5, 5` counts as its values); a different value is a conflict. Read byte by byte:
+  /// it runs for every header line on the loop thread.
   private func agreesOnContentLength(_ line: Slice<UnsafeRawBufferPointer>) -> Bool {
-    let name = "content-length:".utf8
-    guard line.count > name.count,
-      zip(line, name).allSatisfy({ ASCII.lowercased($0) == $1 })
+    let name = Self.contentLengthName
+    guard line.count > name.count, line[line.startIndex + name.count - 1] == UInt8(ascii: ":")
     else { return true }
-    let value = String(decoding: line.dropFirst(name.count), as: UTF8.self)
-    for item in value.split(separator: ",") {
-      let trimmed = item.trimmingCharacters(in: .whitespaces)[...]
-      if let contentLength, contentLength != trimmed { return false }
-      contentLength = trimmed
+    var index = line.startIndex
+    for byte in name {
+      guard ASCII.lowercased(line[index]) == byte else { return true }
+      index += 1
+    }
+    var itemStart = index
+    while itemStart <= line.endIndex {
+      var itemEnd = itemStart
+      while itemEnd < line.endIndex, line[itemEnd] != UInt8(ascii: ",") { itemEnd += 1 }
+      var value = ContentLengthValue()
+      for byte in line[itemStart..<itemEnd] where byte != 0x20 && byte != 0x09 {
+        value.append(byte)
+      }
+      if !value.isEmpty {
+        if let contentLength, contentLength != value { return false }
+        contentLength = value
+      }
+      itemStart = itemEnd + 1
     }
     return true
+  }
+
+  /// `content-length:`, the field name as `agreesOnContentLength(_:)` compares it.
+  private static let contentLengthName: [UInt8] = Array("content-length:".utf8)
+
+  /// One `Content-Length` value without its white space: its digits as a number, or, for a
+  /// value that is not a short run of digits, a hash of its bytes (compared the same way:
+  /// different bytes are a conflict, barring a hash collision, which only lets libcurl decide).
+  struct ContentLengthValue: Equatable {
+    private var number: UInt64 = 0
+    private var isNumber = true
+    private var digits = 0
+
+    /// No byte was appended (an empty item of a list, as in `5,`).
+    var isEmpty: Bool { isNumber && digits == 0 }
+
+    mutating func append(_ byte: UInt8) {
+      if isNumber, ASCII.isDigit(byte), digits < 18 {
+        number = number * 10 + UInt64(byte - UInt8(ascii: "0"))
+        digits += 1
+        return
+      }
+      if isNumber {
+        // From here on a hash (FNV-1a) of everything, the digits read so far included.
+        isNumber = false
+        number = 0xcbf2_9ce4_8422_2325 ^ number ^ UInt64(digits) << 56
+      }
+      number = (number ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+    }
   }
 
   /// The fields in `lines` (see ``headerLines``), in order. A line that starts with a space or
@@ -526,7 +581,6 @@ final class CurlTransfer {
 
   deinit {
     release()
-    errorBuffer.deallocate()
   }
 
   // MARK: Options

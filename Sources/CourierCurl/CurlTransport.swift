@@ -6,8 +6,8 @@ import Foundation
 ///
 /// On Linux, `URLSession` is libcurl wrapped in Foundation glue, and the glue costs most of the
 /// CPU. `CurlTransport` drives libcurl directly: callers hand their transfers to the loop thread
-/// through a locked queue and `curl_multi_wakeup`; the thread runs every transfer of the
-/// transport in one `CURLM` with `curl_multi_poll`, reusing keep-alive connections, and resumes
+/// through a locked queue and an `eventfd`; the thread runs every transfer of the transport in
+/// one `CURLM` through libcurl's socket interface, reusing keep-alive connections, and resumes
 /// each caller exactly once — with the response, an error, a cancellation or the transport's
 /// shutdown. Call ``shutdown()`` when you are done with it (dropping the last reference does it
 /// too).

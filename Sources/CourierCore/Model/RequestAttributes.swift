@@ -35,9 +35,14 @@ public protocol RequestAttributeKey: Sendable {
 /// in front of the nodes it shares with every copy of the request. A middleware that copies
 /// the request and sets one attribute therefore makes one allocation, where a dictionary made
 /// a copy of itself (and a box for values larger than three words).
+///
+/// Reading and writing by key is `@inlinable`, so another module's read (a transport's, a
+/// middleware's of its own module) is specialized for the key's value type where it is
+/// compiled: unspecialized, each read looked the node's generic class metadata up in the
+/// runtime's cache (measured: 2–3 % of CurlTransport's loop thread for three reads).
 public struct RequestAttributes: Sendable {
   /// The newest entry; a key's first entry from here is its current value.
-  private var head: (any AttributeNode)?
+  @usableFromInline var head: (any AttributeNode)?
   /// How many entries the list holds, shadowed ones included; bounds the list's growth.
   private var length = 0
 
@@ -49,6 +54,7 @@ public struct RequestAttributes: Sendable {
 
   /// The value for `key`, or the key's default when unset. Setting `nil` for a non-optional
   /// value type is impossible; to reset a key use ``removeValue(for:)``.
+  @inlinable
   public subscript<Key: RequestAttributeKey>(key: Key.Type) -> Key.Value {
     get {
       guard let node = entry(for: ObjectIdentifier(key)) else { return Key.defaultValue }
@@ -89,7 +95,8 @@ public struct RequestAttributes: Sendable {
   }
 
   /// The newest entry for `key`, a removal included.
-  private func entry(for key: ObjectIdentifier) -> (any AttributeNode)? {
+  @usableFromInline
+  func entry(for key: ObjectIdentifier) -> (any AttributeNode)? {
     var node = head
     while let current = node {
       if current.key == key { return current }
@@ -113,7 +120,8 @@ public struct RequestAttributes: Sendable {
     return entries
   }
 
-  private mutating func push(_ node: some AttributeNode) {
+  @usableFromInline
+  mutating func push(_ node: some AttributeNode) {
     head = node
     length += 1
     guard length > Self.compactionThreshold else { return }
@@ -126,7 +134,8 @@ public struct RequestAttributes: Sendable {
 }
 
 /// One entry of ``RequestAttributes``' list.
-private protocol AttributeNode: AnyObject, Sendable {
+@usableFromInline
+protocol AttributeNode: AnyObject, Sendable {
   var key: ObjectIdentifier { get }
   var next: (any AttributeNode)? { get }
   var isRemoval: Bool { get }
@@ -135,19 +144,25 @@ private protocol AttributeNode: AnyObject, Sendable {
 }
 
 /// An entry holding its value inline; a `nil` value records a removal.
-private final class ValueNode<Value: Sendable>: AttributeNode {
-  let key: ObjectIdentifier
-  let value: Value?
-  let next: (any AttributeNode)?
+@usableFromInline
+final class ValueNode<Value: Sendable>: AttributeNode {
+  @usableFromInline let key: ObjectIdentifier
+  @usableFromInline let value: Value?
+  @usableFromInline let next: (any AttributeNode)?
 
+  /// Whether this entry records a removal (`value` is `nil`): stored, so walking the list
+  /// (``RequestAttributes/isEmpty``) needs no generic code for the value's type.
+  @usableFromInline let isRemoval: Bool
+
+  @usableFromInline
   init(_ key: ObjectIdentifier, _ value: Value?, next: (any AttributeNode)?) {
     self.key = key
     self.value = value
     self.next = next
+    isRemoval = value == nil
   }
 
-  var isRemoval: Bool { value == nil }
-
+  @usableFromInline
   func relinked(before next: (any AttributeNode)?) -> any AttributeNode {
     ValueNode(key, value, next: next)
   }
