@@ -86,7 +86,20 @@ enum TransportBenchmark {
     let endpoint = Endpoint<Item>(.get, "item")
     let onURLSession = Client(baseURL: server.base(row: 1), transport: urlSessionTransport)
     let onCurl = Client(baseURL: server.base(row: 2), transport: curl)
-    let standard = Client.standard(baseURL: server.base(row: 3), transport: curlStandard)
+    // COURIER_BENCH_STANDARD_WITHOUT=gzip,retry,… removes middleware from the preset's row,
+    // to see what each costs end to end.
+    let without = Set(
+      (ProcessInfo.processInfo.environment["COURIER_BENCH_STANDARD_WITHOUT"] ?? "")
+        .split(separator: ",").map(String.init))
+    let standard = Client.standard(baseURL: server.base(row: 3), transport: curlStandard) {
+      if without.contains("headers") { $0.headers = nil }
+      if without.contains("requestID") { $0.requestID = nil }
+      if without.contains("retry") { $0.retry = nil }
+      if without.contains("reachability") { $0.reachability = nil }
+      if without.contains("timeout") { $0.timeout = nil }
+      if without.contains("logging") { $0.logging = nil }
+      if without.contains("gzip") { $0.gzip = nil }
+    }
     let rows = [
       Row(name: names[0]) {
         let (data, response) = try await session.data(for: URLRequest(url: plainURL))
