@@ -336,7 +336,7 @@ final class CurlTransfer {
     }
     guard writer != nil || downloadProgress != nil else { return true }
     let lines = headerLines
-    let headers = HTTPHeaders(receivedLazily: { CurlTransfer.parseHeaderLines(lines) })
+    let headers = HTTPHeaders(receivedLines: lines)
     if let writer {
       do throws(CourierError) {
         writing = try writer.begin(status: status, headers: headers, request: ticket.request)
@@ -457,31 +457,9 @@ final class CurlTransfer {
     }
   }
 
-  /// The fields in `lines` (see ``headerLines``), in order. A line that starts with a space or
-  /// a tab continues the previous field's value (obs-fold, RFC 9112 §5.2); a line without a
-  /// colon is dropped.
+  /// The fields in `lines` (see ``headerLines``), in order (``ReceivedHeaderLines/parse(_:)``).
   static func parseHeaderLines(_ lines: [UInt8]) -> [(String, String)] {
-    var fields: [(String, String)] = []
-    for line in lines.split(separator: 0x0A) {
-      if let first = line.first, first == 0x20 || first == 0x09 {
-        if let last = fields.popLast() { fields.append((last.0, last.1 + " " + trimmed(line))) }
-        continue
-      }
-      guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { continue }
-      fields.append(
-        (
-          String(decoding: line[line.startIndex..<colon], as: UTF8.self),
-          trimmed(line[(colon + 1)...])
-        ))
-    }
-    return fields
-  }
-
-  private static func trimmed(_ bytes: ArraySlice<UInt8>) -> String {
-    var slice = bytes
-    while let first = slice.first, first == 0x20 || first == 0x09 { slice = slice.dropFirst() }
-    while let last = slice.last, last == 0x20 || last == 0x09 { slice = slice.dropLast() }
-    return String(decoding: slice, as: UTF8.self)
+    ReceivedHeaderLines.parse(lines)
   }
 
   private func readFile(into buffer: UnsafeMutablePointer<CChar>, count: Int) -> Int {
@@ -509,7 +487,7 @@ final class CurlTransfer {
       // Parsed when first read: many responses are decoded without a header being read.
       var response = Response(
         status: status,
-        headers: HTTPHeaders(receivedLazily: { CurlTransfer.parseHeaderLines(lines) }),
+        headers: HTTPHeaders(receivedLines: lines),
         body: body, request: request)
       if writing, let writer {
         do throws(CourierError) {

@@ -361,20 +361,32 @@ public struct URLSessionTransport: Transport {
   /// `", "`. `Set-Cookie` is split back into one field per cookie with
   /// ``SetCookieSplitter`` (a comma inside `Expires=Wed, 21 Oct 2015 …` stays); every other
   /// repeated name stays one field with the values joined, which RFC 9110 §5.3 makes
-  /// equivalent.
+  /// equivalent. Reading one field asks `value(forHTTPHeaderField:)` instead of converting
+  /// them all.
   static func headers(of response: HTTPURLResponse) -> HTTPHeaders {
-    HTTPHeaders(receivedLazily: {
-      var fields: [(String, String)] = []
-      for (key, value) in response.allHeaderFields {
-        guard let name = key as? String, let value = value as? String else { continue }
-        if name.caseInsensitiveCompare("Set-Cookie") == .orderedSame {
-          for cookie in SetCookieSplitter.split(value) { fields.append((name, cookie)) }
-        } else {
-          fields.append((name, value))
+    HTTPHeaders(
+      receivedLazily: {
+        var fields: [(String, String)] = []
+        for (key, value) in response.allHeaderFields {
+          guard let name = key as? String, let value = value as? String else { continue }
+          if name.caseInsensitiveCompare("Set-Cookie") == .orderedSame {
+            for cookie in SetCookieSplitter.split(value) { fields.append((name, cookie)) }
+          } else {
+            fields.append((name, value))
+          }
         }
-      }
-      return fields
-    })
+        return fields
+      },
+      lookup: { name in
+        // One field without bridging them all (GzipMiddleware reads Content-Encoding on every
+        // response); Set-Cookie and values the full rules would drop are left to the list.
+        guard name.caseInsensitiveCompare("Set-Cookie") != .orderedSame else { return nil }
+        guard let value = response.value(forHTTPHeaderField: name) else { return .some(nil) }
+        guard !value.utf8.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) else {
+          return nil
+        }
+        return .some(value.trimmingCharacters(in: CharacterSet(charactersIn: " \t")))
+      })
   }
 }
 

@@ -195,12 +195,14 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
 
   /// The first value of `name`, or `nil` when the header is absent.
   public subscript(name: Name) -> String? {
-    fields.first { $0.name == name }?.value
+    if let deferred, let answer = deferred.firstValue(named: name.rawName) { return answer }
+    return fields.first { $0.name == name }?.value
   }
 
   /// The first value of the header named `name` (compared ignoring case), or `nil`.
   public subscript(name: String) -> String? {
-    fields.first { $0.name.matches(name) }?.value
+    if let deferred, let answer = deferred.firstValue(named: name) { return answer }
+    return fields.first { $0.name.matches(name) }?.value
   }
 
   /// Every value of `name`, in order.
@@ -210,7 +212,8 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
 
   /// Whether at least one value of `name` is present.
   public func contains(_ name: Name) -> Bool {
-    fields.contains { $0.name == name }
+    if let deferred, let answer = deferred.firstValue(named: name.rawName) { return answer != nil }
+    return fields.contains { $0.name == name }
   }
 
   /// The number of fields (a name with two values counts twice).
@@ -293,8 +296,30 @@ extension HTTPHeaders {
   /// without a header ever being read.
   public init(receivedLazily produce: @escaping @Sendable () -> [(String, String)]) {
     stored = []
-    deferred = DeferredFields {
+    deferred = DeferredFields(lookup: nil) {
       HTTPHeaders(received: produce()).stored
+    }
+  }
+
+  /// Builds headers like ``init(receivedLazily:)``, with a way to read one field without
+  /// building the list: `lookup(name)` answers `.some(value)` or `.some(nil)` (absent) exactly
+  /// as the built list would, or `nil` when it cannot tell (the list is built then).
+  package init(
+    receivedLazily produce: @escaping @Sendable () -> [(String, String)],
+    lookup: @escaping @Sendable (String) -> String??
+  ) {
+    stored = []
+    deferred = DeferredFields(lookup: lookup) {
+      HTTPHeaders(received: produce()).stored
+    }
+  }
+
+  /// Builds headers from a transport's raw header lines (``ReceivedHeaderLines``): one field
+  /// is looked up in the bytes; the list is built on any other read or change.
+  package init(receivedLines lines: [UInt8]) {
+    stored = []
+    deferred = DeferredFields(lookup: { ReceivedHeaderLines.firstValue(named: $0, in: lines) }) {
+      HTTPHeaders(received: ReceivedHeaderLines.parse(lines)).stored
     }
   }
 
@@ -316,9 +341,23 @@ extension HTTPHeaders {
 private final class DeferredFields: Sendable {
   private let produce: @Sendable () -> [HTTPHeaders.Field]
   private let cache = Mutex<[HTTPHeaders.Field]?>(nil)
+  /// Reads one field from the transport's own representation, when the transport can.
+  private let lookup: (@Sendable (String) -> String??)?
 
-  init(_ produce: @escaping @Sendable () -> [HTTPHeaders.Field]) {
+  init(
+    lookup: (@Sendable (String) -> String??)?,
+    _ produce: @escaping @Sendable () -> [HTTPHeaders.Field]
+  ) {
+    self.lookup = lookup
     self.produce = produce
+  }
+
+  /// The first value of `name` read without building the list; `nil` when that cannot
+  /// answer (no lookup, or a case the full rules must decide). Once the list is built, it
+  /// answers instead (through `fields`).
+  func firstValue(named name: String) -> String?? {
+    guard let lookup, cache.withLock({ $0 == nil }) else { return nil }
+    return lookup(name)
   }
 
   var fields: [HTTPHeaders.Field] {

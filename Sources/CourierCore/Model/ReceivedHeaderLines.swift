@@ -1,0 +1,72 @@
+/// A response's header block as a transport received it: each field line without its CR LF,
+/// followed by LF (`Name: value\n…`), kept as bytes until someone reads a header.
+///
+/// A transport that reads header lines from the wire (``HTTPHeaders/init(receivedLines:)``)
+/// hands them over like this. Reading one field (``HTTPHeaders/subscript(_:)-(HTTPHeaders.Name)``,
+/// ``HTTPHeaders/contains(_:)``) scans the bytes for that name without building every field:
+/// `GzipMiddleware` reads `Content-Encoding` on every response, and building the whole list
+/// for it cost more than the rest of the middleware together. Any other read builds the list
+/// once (``parse(_:)``).
+package enum ReceivedHeaderLines {
+  /// The fields in `lines`, in order. A line that starts with a space or a tab continues the
+  /// previous field's value (obs-fold, RFC 9112 §5.2); a line without a colon is dropped.
+  package static func parse(_ lines: [UInt8]) -> [(String, String)] {
+    var fields: [(String, String)] = []
+    for line in lines.split(separator: 0x0A) {
+      if let first = line.first, first == 0x20 || first == 0x09 {
+        if let last = fields.popLast() { fields.append((last.0, last.1 + " " + trimmed(line))) }
+        continue
+      }
+      guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { continue }
+      fields.append(
+        (
+          String(decoding: line[line.startIndex..<colon], as: UTF8.self),
+          trimmed(line[(colon + 1)...])
+        ))
+    }
+    return fields
+  }
+
+  /// The first value of the field named `name` (compared ignoring case) when the bytes answer
+  /// that plainly: `.some(nil)` when no line has that name, `.some(value)` for a value with
+  /// no control character and no continuation line. `nil` when they do not (the caller then
+  /// builds the whole list, which applies the full rules).
+  package static func firstValue(named name: String, in lines: [UInt8]) -> String?? {
+    let wanted = name.utf8
+    return lines.withUnsafeBufferPointer { bytes -> String?? in
+      var start = 0
+      while start < bytes.count {
+        var end = start
+        while end < bytes.count, bytes[end] != 0x0A { end += 1 }
+        defer { start = end + 1 }
+        guard end - start > wanted.count, bytes[start + wanted.count] == UInt8(ascii: ":")
+        else { continue }
+        var matches = true
+        var index = start
+        for byte in wanted {
+          if ASCII.lowercased(bytes[index]) != ASCII.lowercased(byte) {
+            matches = false
+            break
+          }
+          index += 1
+        }
+        guard matches else { continue }
+        // A continuation line after it, or a control character: the full rules decide.
+        if end + 1 < bytes.count, bytes[end + 1] == 0x20 || bytes[end + 1] == 0x09 {
+          return nil
+        }
+        let value = bytes[(index + 1)..<end]
+        if value.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) { return nil }
+        return .some(trimmed(value))
+      }
+      return .some(nil)
+    }
+  }
+
+  private static func trimmed<Bytes: BidirectionalCollection<UInt8>>(_ bytes: Bytes) -> String {
+    var slice = bytes[...]
+    while let first = slice.first, first == 0x20 || first == 0x09 { slice = slice.dropFirst() }
+    while let last = slice.last, last == 0x20 || last == 0x09 { slice = slice.dropLast() }
+    return String(decoding: slice, as: UTF8.self)
+  }
+}
