@@ -15,13 +15,15 @@ private let curlGlobalInitResult = Int(courier_curl_global_init().rawValue)
 /// One request on its way through a ``CurlEventLoop``: the request, the caller's continuation,
 /// and whether it was cancelled. Shared by the caller, the cancellation handler and the loop
 /// thread; its state is behind a lock (``PThreadLock``), which is what makes the continuation resume exactly
-/// once whoever finishes first (response, error, cancellation, shutdown).
+/// once whoever finishes first (response, error, cancellation, shutdown). That lock is why an
+/// `UnsafeContinuation` is enough: a checked one would check the same thing again, at the
+/// cost of one more allocation per request.
 final class CurlTicket: Sendable {
   let request: Request
   let limits: CurlTransferLimits
 
   private struct State {
-    var continuation: CheckedContinuation<Response, any Error>?
+    var continuation: UnsafeContinuation<Response, any Error>?
     var isCancelled = false
     var isFinished = false
   }
@@ -35,7 +37,7 @@ final class CurlTicket: Sendable {
 
   /// Keeps the caller's continuation. When the request was cancelled already, resumes it with
   /// the cancellation at once and returns `false`: the ticket must not be submitted.
-  func attach(_ continuation: CheckedContinuation<Response, any Error>) -> Bool {
+  func attach(_ continuation: UnsafeContinuation<Response, any Error>) -> Bool {
     let cancelled = state.withLock { state in
       if state.isCancelled {
         state.isFinished = true
@@ -62,7 +64,7 @@ final class CurlTicket: Sendable {
 
   /// Resumes the caller with `result`, unless it was resumed already.
   func finish(_ result: Result<Response, CourierError>) {
-    let continuation = state.withLock { state -> CheckedContinuation<Response, any Error>? in
+    let continuation = state.withLock { state -> UnsafeContinuation<Response, any Error>? in
       guard !state.isFinished else { return nil }
       state.isFinished = true
       defer { state.continuation = nil }
@@ -172,7 +174,7 @@ final class CurlEventLoop: Sendable {
     if RequestCancellation.isCancelled { throw Self.cancelledError(request) }
     let ticket = CurlTicket(request: request, limits: limits)
     return try await RequestCancellation.withCancellationHandler {
-      try await withCheckedThrowingContinuation { continuation in
+      try await withUnsafeThrowingContinuation { continuation in
         guard ticket.attach(continuation) else { return }
         submit(ticket)
       }

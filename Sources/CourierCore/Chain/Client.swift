@@ -76,7 +76,7 @@ public final class Client: Sendable {
     let validates = middleware.contains { $0 is ResponseValidation }
     self.chain = Chain.compose(
       validates ? middleware : middleware + [ResponseValidation()], around: transport)
-    self.base = baseURL.map(URLBuilder.Base.init)
+    self.base = baseURL.map { URLBuilder.Base($0, keepingResolvedURLs: true) }
   }
 
   /// Sends a request through the middleware and the transport and returns the response,

@@ -59,7 +59,7 @@ public struct Endpoint<Value: Sendable>: Sendable {
   ///
   /// - Throws: ``CourierError`` of kind ``CourierError/Kind/invalidRequest``.
   public func makeRequest(baseURL: URL?, encoder defaultEncoder: JSONEncoder) throws -> Request {
-    try makeRequest(base: baseURL.map(URLBuilder.Base.init), encoder: defaultEncoder)
+    try makeRequest(base: baseURL.map { URLBuilder.Base($0) }, encoder: defaultEncoder)
   }
 
   /// Builds the request against a base checked once by the client.

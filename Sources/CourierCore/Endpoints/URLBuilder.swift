@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Turns an endpoint's path template, parameters and query into a URL.
 ///
@@ -10,9 +11,13 @@ enum URLBuilder {
     let url: URL
     /// The base without trailing slashes, or why it cannot be a base.
     let trimmed: Result<String, CourierError>
+    /// URLs already built from templates without parameters or query, when kept (a client's
+    /// base keeps them; see ``ResolvedURLs``).
+    let resolved: ResolvedURLs?
 
-    init(_ url: URL) {
+    init(_ url: URL, keepingResolvedURLs: Bool = false) {
       self.url = url
+      resolved = keepingResolvedURLs ? ResolvedURLs() : nil
       var text = url.absoluteString
       if !URLBuilder.isHTTP(scheme: url.scheme) {
         trimmed = .failure(URLBuilder.unsupportedScheme(url.scheme, what: "base URL"))
@@ -31,6 +36,17 @@ enum URLBuilder {
   /// A template that is itself an absolute `http(s)` URL ignores `base`. Slashes between base
   /// and path are normalised: exactly one separates them whichever side has one.
   static func url(
+    base: Base?, template: String, parameters: [String: String], query: [QueryItem]
+  ) throws -> URL {
+    // The same template always gives the same URL against one base: kept after the first.
+    let resolved = parameters.isEmpty && query.isEmpty ? base?.resolved : nil
+    if let resolved, let url = resolved.url(for: template) { return url }
+    let url = try build(base: base, template: template, parameters: parameters, query: query)
+    resolved?.keep(url, for: template)
+    return url
+  }
+
+  private static func build(
     base: Base?, template: String, parameters: [String: String], query: [QueryItem]
   ) throws -> URL {
     let path = try expand(template, parameters: parameters)
@@ -213,5 +229,29 @@ enum URLBuilder {
 
   static func invalid(_ message: String) -> CourierError {
     CourierError(kind: .invalidRequest, debugMessage: message, stage: "request")
+  }
+}
+
+/// The URLs a client built from templates without parameters or query (`"items"`,
+/// `"user/profile"`), by template: such a template always gives the same URL against the
+/// client's base, and building it (joining the strings, `URL(string:)` parsing and checking
+/// the result) was a few microseconds of every request. At most ``limit`` templates are kept;
+/// past that the table starts again, so an app that builds paths by string interpolation
+/// cannot make it grow.
+final class ResolvedURLs: Sendable {
+  /// The most templates kept.
+  static let limit = 64
+
+  private let table = Mutex<[String: URL]>([:])
+
+  func url(for template: String) -> URL? {
+    table.withLock { $0[template] }
+  }
+
+  func keep(_ url: URL, for template: String) {
+    table.withLock { table in
+      if table.count >= Self.limit { table.removeAll(keepingCapacity: true) }
+      table[template] = url
+    }
   }
 }
