@@ -187,69 +187,7 @@ struct CurlTransportTests {
     #expect(try await fixture.server.takeRequest().header("Accept-Encoding") == "gzip, deflate")
   }
 
-  // MARK: Redirects and interim responses
-
-  static func credentialed(_ url: URL) throws -> Request {
-    var request = Request(url: url)
-    try request.headers.set("Authorization", "Bearer secret")
-    try request.headers.set("Cookie", "session=s1")
-    return request
-  }
-
-  @Test("a cross-host redirect (127.0.0.1 → 127.0.0.2) is followed without Authorization or Cookie")
-  func crossHostRedirect() async throws {
-    let fixture = try CurlFixture()
-    let other = try MockServer(host: "127.0.0.2")
-    defer {
-      fixture.shutdown()
-      other.shutdown()
-    }
-    fixture.server.enqueue(
-      MockResponse(status: 302).addingHeader("Location", other.url("/landing").absoluteString))
-    other.enqueue(.text("arrived"))
-    let response = try await fixture.client.send(Self.credentialed(fixture.server.url("start")))
-    #expect(response.bodyText == "arrived")
-    #expect(try await fixture.server.takeRequest().header("Authorization") == "Bearer secret")
-    let second = try await other.takeRequest()
-    #expect(second.header("Authorization") == nil)
-    #expect(second.header("Cookie") == nil)
-  }
-
-  @Test("a same-host redirect keeps the credentials; 303 turns POST into GET without a body")
-  func sameHostRedirect() async throws {
-    let fixture = try CurlFixture()
-    defer { fixture.shutdown() }
-    fixture.server.enqueue(MockResponse(status: 303).addingHeader("Location", "/moved"))
-    fixture.server.enqueue(.text("here"))
-    var request = try Self.credentialed(fixture.server.url("old"))
-    request.method = .post
-    request.body = .data(Data("payload".utf8))
-    let response = try await fixture.client.send(request)
-    #expect(response.bodyText == "here")
-    _ = try await fixture.server.takeRequest()
-    let moved = try await fixture.server.takeRequest()
-    #expect(moved.method == "GET")
-    #expect(moved.body.isEmpty)
-    #expect(moved.header("Authorization") == "Bearer secret")
-    #expect(moved.header("Cookie") == "session=s1")
-  }
-
-  @Test("a redirect loop is tooManyRedirects; .doNotFollow returns the 3xx as it is")
-  func redirectLoopAndDoNotFollow() async throws {
-    let fixture = try CurlFixture()
-    defer { fixture.shutdown() }
-    fixture.server.setDispatcher { _ in MockResponse(status: 302).addingHeader("Location", "/a") }
-    let error = await courierError {
-      _ = try await fixture.client.send(Request(url: fixture.server.url("a")))
-    }
-    #expect(error?.kind == .tooManyRedirects)
-    #expect(error?.debugMessage.contains("loop") == true)
-    var request = Request(url: fixture.server.url("a"))
-    request.attributes[RedirectPolicyAttribute.self] = .doNotFollow
-    let response = try await fixture.client.send(request)
-    #expect(response.status == 302)
-    #expect(response.headers[.location] == "/a")
-  }
+  // MARK: Interim responses and limits (redirects: RedirectConformanceTests)
 
   @Test("Endpoint.maximumResponseBodySize overrides the transport's limit")
   func perRequestBodyLimit() async throws {

@@ -40,28 +40,3 @@ struct WireFixture {
 
 /// A port on 127.0.0.1 where nothing listens.
 func closedPort() throws -> Int { try MockServer.closedPort() }
-
-/// A middleware that reports every request entering the chain, so a test can wait for
-/// requests to be under way without polling.
-struct Entered: Middleware {
-  let continuation: AsyncStream<Request>.Continuation
-
-  /// The middleware and the stream of requests it saw.
-  static func make() -> (Entered, AsyncStream<Request>) {
-    let (stream, continuation) = AsyncStream<Request>.makeStream()
-    return (Entered(continuation: continuation), stream)
-  }
-
-  func intercept(_ request: Request, next: Next) async throws -> Response {
-    continuation.yield(request)
-    return try await next(request)
-  }
-}
-
-extension AsyncStream {
-  /// Waits for the next `count` elements.
-  func take(_ count: Int) async {
-    var iterator = makeAsyncIterator()
-    for _ in 0..<count { _ = await iterator.next() }
-  }
-}

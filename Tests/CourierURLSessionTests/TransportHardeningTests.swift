@@ -182,7 +182,7 @@ struct TransportHardeningTests {
       "skipped: no host name resolves to ::1 here (the marker logic is still tested below)"))
   func cancelAllOverIPv6() async throws {
     let name = try #require(Self.ipv6LoopbackName)
-    let (entered, requests) = Entered.make()
+    let (entered, requests) = EnteredRequests.make()
     let fixture = try WireFixture(middleware: [entered], host: "::1")
     defer { fixture.shutdown() }
     fixture.server.setDispatcher { _ in MockResponse(fault: .hang) }
@@ -194,7 +194,7 @@ struct TransportHardeningTests {
     var request = Request(url: url)
     request.timeout = .seconds(20)
     let task = Task { try await client.send(request) }
-    await requests.take(1)
+    await requests.waitFor(1)
     _ = try await fixture.server.takeRequest()
     #expect(client.cancelAll() == 1)
     #expect(await courierError { try await task.value }?.kind == .cancelled)
@@ -204,14 +204,14 @@ struct TransportHardeningTests {
   @Test(
     "cancelAll just as a request reaches URLSession still cancels it", arguments: 0..<10)
   func cancelAllRacesTaskCreation(round: Int) async throws {
-    let (entered, requests) = Entered.make()
+    let (entered, requests) = EnteredRequests.make()
     let fixture = try WireFixture(middleware: [entered])
     defer { fixture.shutdown() }
     fixture.server.setDispatcher { _ in MockResponse(fault: .hang) }
     let client = fixture.client
     let task = Task { try await client.send(Endpoint<Data>(.get, "race/\(round)")) }
     // The lookup may run before data(for:) has registered its task: it is retried then.
-    await requests.take(1)
+    await requests.waitFor(1)
     #expect(client.cancelAll() == 1)
     #expect(await courierError { try await task.value }?.kind == .cancelled)
   }

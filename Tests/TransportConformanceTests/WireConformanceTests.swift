@@ -356,14 +356,14 @@ struct WireConformanceTests {
   @Test(
     "cancelAll also reaches requests still waiting for a connection", arguments: TransportKind.wire)
   func cancelAllQueued(kind: TransportKind) async throws {
-    let (entered, requests) = Entered.make()
+    let (entered, requests) = EnteredRequests.make()
     let fixture = try Fixture(kind, connections: 2, middleware: [entered])
     defer { fixture.shutdown() }
     fixture.server.setDispatcher { _ in MockResponse(fault: .hang) }
     let client = fixture.client
     let tasks = (0..<6).map { _ in Task { try await client.send(Endpoint<Data>(.get, "q")) } }
     for _ in 0..<2 { _ = try await fixture.server.takeRequest() }
-    await requests.take(6)
+    await requests.waitFor(6)
     #expect(client.inFlightCount == 6)
     #expect(client.cancelAll() == 6)
     for task in tasks {
@@ -407,13 +407,13 @@ struct WireConformanceTests {
     "shutdown fails the request in flight, and later sends fail without touching the network",
     arguments: TransportKind.wire)
   func shutdownCancelsAndRefuses(kind: TransportKind) async throws {
-    let (entered, requests) = Entered.make()
+    let (entered, requests) = EnteredRequests.make()
     let fixture = try Fixture(kind, middleware: [entered])
     defer { fixture.server.shutdown() }
     fixture.server.enqueue(MockResponse(fault: .hang))
     let client = fixture.client
     let task = Task { try await client.send(Endpoint<Data>(.get, "hang")) }
-    await requests.take(1)
+    await requests.waitFor(1)
     _ = try await fixture.server.takeRequest()
     fixture.underTest.shutdown()
     #expect(fixture.underTest.isShutDown())

@@ -1,0 +1,138 @@
+import Courier
+import CourierTesting
+import Foundation
+import Testing
+
+/// Redirects, the same on every transport that talks to a real server: credentials dropped
+/// across hosts and kept on the same host, the method rules of 303 and 307, loops and hop
+/// limits, and `doNotFollow`.
+@Suite("Transport conformance: redirects", .timeLimit(.minutes(1)))
+struct RedirectConformanceTests {
+  static func credentialed(
+    _ url: URL, method: HTTPMethod = .get, body: RequestBody = .empty
+  ) throws -> Request {
+    var request = Request(method: method, url: url, body: body)
+    try request.headers.set("Authorization", "Bearer secret")
+    try request.headers.set("Cookie", "session=s1")
+    return request
+  }
+
+  @Test(
+    "a cross-host redirect (127.0.0.1 → 127.0.0.2) drops Authorization and Cookie",
+    arguments: TransportKind.wire)
+  func crossHost(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    let other = try MockServer(host: "127.0.0.2")
+    defer {
+      fixture.shutdown()
+      other.shutdown()
+    }
+    fixture.server.enqueue(
+      MockResponse(status: 302).addingHeader("Location", other.url("/landing").absoluteString))
+    other.enqueue(.text("arrived"))
+    let response = try await fixture.client.send(Self.credentialed(fixture.server.url("/start")))
+    #expect(response.status == 200)
+    #expect(response.bodyText == "arrived")
+    #expect(try await fixture.server.takeRequest().header("Authorization") == "Bearer secret")
+    let second = try await other.takeRequest()
+    #expect(second.path == "/landing")
+    #expect(second.header("Authorization") == nil)
+    #expect(second.header("Cookie") == nil)
+  }
+
+  @Test("a same-host redirect keeps Authorization and Cookie", arguments: TransportKind.wire)
+  func sameHost(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    fixture.server.enqueue(MockResponse(status: 301).addingHeader("Location", "/moved"))
+    fixture.server.enqueue(.text("here"))
+    let response = try await fixture.client.send(Self.credentialed(fixture.server.url("/old")))
+    #expect(response.bodyText == "here")
+    _ = try await fixture.server.takeRequest()
+    let moved = try await fixture.server.takeRequest()
+    #expect(moved.path == "/moved")
+    #expect(moved.header("Authorization") == "Bearer secret")
+    #expect(moved.header("Cookie") == "session=s1")
+  }
+
+  @Test(
+    "303 turns POST into GET without a body; 307 keeps method and body",
+    arguments: TransportKind.wire)
+  func methodRules(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    fixture.server.enqueue(MockResponse(status: 303).addingHeader("Location", "/see"))
+    fixture.server.enqueue(.text("ok"))
+    fixture.server.enqueue(MockResponse(status: 307).addingHeader("Location", "/again"))
+    fixture.server.enqueue(.text("ok"))
+    let body = RequestBody.data(Data("hello".utf8))
+    let url = fixture.server.url("/p")
+    _ = try await fixture.client.send(Self.credentialed(url, method: .post, body: body))
+    _ = try await fixture.server.takeRequest()
+    let seeOther = try await fixture.server.takeRequest()
+    #expect(seeOther.method == "GET")
+    #expect(seeOther.body.isEmpty)
+    #expect(seeOther.header("Authorization") == "Bearer secret")
+    let response = try await fixture.client.send(Request(method: .post, url: url, body: body))
+    #expect(response.status == 200)
+    _ = try await fixture.server.takeRequest()
+    let temporary = try await fixture.server.takeRequest()
+    #expect(temporary.method == "POST")
+    #expect(temporary.path == "/again")
+    #expect(String(decoding: temporary.body, as: UTF8.self) == "hello")
+  }
+
+  @Test(
+    "a redirect loop ends with tooManyRedirects and a clear reason", arguments: TransportKind.wire)
+  func loop(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    fixture.server.setDispatcher { _ in MockResponse(status: 302).addingHeader("Location", "/a") }
+    let error = await courierError {
+      try await fixture.client.send(Request(url: fixture.server.url("/a")))
+    }
+    #expect(error?.kind == .tooManyRedirects)
+    #expect(error?.debugMessage.contains("loop") == true)
+    #expect(error?.reason == "The server redirected the request too many times.")
+    #expect(fixture.server.requestCount == 1)
+  }
+
+  @Test(
+    "follow(maximum: 3): the fourth hop fails; doNotFollow returns the 3xx as it is",
+    arguments: TransportKind.wire)
+  func hopLimit(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    fixture.server.setDispatcher { request in
+      let next = (Int(request.path.dropFirst()) ?? 0) + 1
+      return MockResponse(status: 307).addingHeader("Location", "/\(next)")
+    }
+    let limited = Endpoint<Void>(.get, "0").redirects(.follow(maximum: 3))
+    let error = await courierError { try await fixture.client.send(limited) }
+    #expect(error?.kind == .tooManyRedirects)
+    #expect(fixture.server.requestCount == 4)
+    var request = Request(url: fixture.server.url("/0"))
+    request.attributes[RedirectPolicyAttribute.self] = .doNotFollow
+    let response = try await fixture.client.send(request)
+    #expect(response.status == 307)
+    #expect(response.headers[.location] == "/1")
+  }
+
+  @Test("the shared rule: 307 keeps method and body, 302 POST becomes GET, ports count")
+  func sharedRule() throws {
+    let original = try Self.credentialed(
+      try #require(URL(string: "http://a.test/x")), method: .post, body: .data(Data("b".utf8)))
+    let kept = Redirect.nextRequest(
+      after: original, status: 307, location: try #require(URL(string: "http://a.test:80/y")))
+    #expect(kept?.method == .post)
+    #expect(kept?.body == .data(Data("b".utf8)))
+    #expect(kept?.headers["Authorization"] == "Bearer secret")
+    let moved = Redirect.nextRequest(
+      after: original, status: 302, location: try #require(URL(string: "http://a.test:8080/y")))
+    #expect(moved?.method == .get)
+    #expect(moved?.body == .empty)
+    #expect(moved?.headers["Authorization"] == nil)
+    #expect(moved?.headers["Cookie"] == nil)
+    #expect(Redirect.nextRequest(after: original, status: 304, location: original.url) == nil)
+  }
+}
