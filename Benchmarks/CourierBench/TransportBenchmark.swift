@@ -148,14 +148,21 @@ enum TransportBenchmark {
     var rates = Array(repeating: [Double](), count: rows.count)
     var cpu = Array(repeating: [Double](), count: rows.count)
     var totals = Array(repeating: 0.0, count: rows.count)
+    var clientCPU = Array(repeating: 0.0, count: rows.count)
+    var serverCPU = Array(repeating: 0.0, count: rows.count)
     for index in 0..<rounds {
       for offset in 0..<rows.count {
         let row = (index + offset) % rows.count
+        let serverBefore = server.serverCPUNanoseconds()
         let cpuBefore = Measure.processCPUTime()
         let start = ContinuousClock.now
         try await round(rows[row])
         let elapsed = Measure.nanoseconds(ContinuousClock.now - start)
         let used = Measure.processCPUTime() - cpuBefore
+        if let serverBefore, let serverAfter = server.serverCPUNanoseconds() {
+          serverCPU[row] += serverAfter - serverBefore
+        }
+        clientCPU[row] += used
         totals[row] += elapsed
         rates[row].append(Double(requestsPerRound) * 1e9 / elapsed)
         cpu[row].append(used / Double(requestsPerRound) / 1000)
@@ -186,7 +193,23 @@ enum TransportBenchmark {
         + "\(cpuShare <= 0.25 ? "met" : "missed"))  ")
     print(
       "Courier on CurlTransport / Courier on URLSessionTransport: "
-        + "\(Measure.format(overall[2] / overall[1], decimals: 2))×\n")
+        + "\(Measure.format(overall[2] / overall[1], decimals: 2))×  ")
+    // How busy the machine was during CurlTransport's rounds: this process and nginx
+    // together, against every core for the rounds' wall time. Near 1, the row is bound by the
+    // machine, not by either side alone.
+    let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
+    let requests = Double(rounds * requestsPerRound)
+    let serverShare =
+      server.serverCPUNanoseconds() == nil
+      ? ""
+      : {
+        let server = serverCPU[2] / requests / 1000
+        let use = (clientCPU[2] + serverCPU[2]) / (totals[2] * cores)
+        return "CurlTransport's rounds: client \(Measure.format(clientCPU[2] / requests / 1000)) "
+          + "+ nginx \(Measure.format(server)) CPU µs/request; the machine was "
+          + "\(Measure.format(use * 100)) % busy (\(Int(cores)) cores)"
+      }()
+    print(serverShare.isEmpty ? "" : serverShare + "\n")
   }
 }
 
@@ -243,6 +266,12 @@ final class BenchServer: Sendable, CustomStringConvertible {
 
   func url(row: Int) -> URL {
     URL(string: "http://127.0.0.1:\(ports[row])/item")!
+  }
+
+  /// Nanoseconds of CPU nginx's processes (master and workers) have used so far, or `nil`
+  /// when the server is MockServer (whose threads are this process's, counted already).
+  func serverCPUNanoseconds() -> Double? {
+    nginx?.cpuNanoseconds()
   }
 
   /// How many connections each row's port has accepted so far.
@@ -373,6 +402,37 @@ final class NginxProcess: Sendable {
         connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
       }
     }
+  }
+
+  /// nginx's master and worker processes: the master and the processes whose parent it is.
+  private func pids() -> [Int32] {
+    guard let master = process.withLock({ $0?.processIdentifier }) else { return [] }
+    var pids = [master]
+    let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+    for entry in entries {
+      guard let pid = Int32(entry), pid != master,
+        let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+        let close = stat.lastIndex(of: ")")
+      else { continue }
+      // After "pid (comm) ": the state, then the parent's pid.
+      let fields = stat[stat.index(after: close)...].split(separator: " ")
+      if fields.count > 1, Int32(fields[1]) == master { pids.append(pid) }
+    }
+    return pids
+  }
+
+  /// The CPU time nginx's processes have used so far, in nanoseconds, from the first field of
+  /// `/proc/<pid>/schedstat` (nanosecond resolution; `stat`'s utime and stime count 10 ms
+  /// ticks, coarser than a round). nginx's workers are single-threaded.
+  func cpuNanoseconds() -> Double {
+    var total = 0.0
+    for pid in pids() {
+      guard let text = try? String(contentsOfFile: "/proc/\(pid)/schedstat", encoding: .utf8),
+        let first = text.split(separator: " ").first, let nanoseconds = Double(first)
+      else { continue }
+      total += nanoseconds
+    }
+    return total
   }
 
   /// Distinct connections per port so far, from the access log (nginx writes it unbuffered).
