@@ -27,7 +27,7 @@ final class CurlSocketPoller {
   /// When libcurl wants `curl_multi_socket_action(CURL_SOCKET_TIMEOUT)` called, in
   /// milliseconds of the monotonic clock; `nil` when it has no timeout pending.
   private var deadline: Int64?
-  /// The sockets the last ``wait(milliseconds:)`` found ready, with libcurl's `CURL_CSELECT_*`
+  /// The sockets the last ``wait(limit:)`` found ready, with libcurl's `CURL_CSELECT_*`
   /// bits; reused from wait to wait.
   private(set) var ready: [(socket: curl_socket_t, events: Int32)] = []
 

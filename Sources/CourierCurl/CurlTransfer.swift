@@ -53,7 +53,7 @@ final class CurlTransfer {
   private var expectedLength: Int64?
   /// The final response's header lines, without CR LF, each followed by LF: kept as bytes on
   /// the loop thread and turned into fields only when a header is first read, on the reader's
-  /// thread (``parseHeaderLines(_:)``).
+  /// thread (``ReceivedHeaderLines/parse(_:)``).
   private var headerLines: [UInt8] = []
   /// The blank line after the final header block was seen: later header lines are chunked
   /// trailers, not headers.
@@ -389,7 +389,7 @@ final class CurlTransfer {
       return receivedHead() ? count : 0
     }
     guard !headersComplete else { return count }
-    guard agreesOnContentLength(line[0..<end]) else {
+    guard agreesOnContentLength(UnsafeRawBufferPointer(rebasing: line[0..<end])) else {
       // Any count but the one given aborts the transfer (CURLE_WRITE_ERROR).
       conflictingLength = true
       return 0
@@ -402,64 +402,39 @@ final class CurlTransfer {
   /// Whether `line`, if it is a `Content-Length` field, repeats the value seen so far (a list
   /// such as `5, 5` counts as its values); a different value is a conflict. Read byte by byte:
   /// it runs for every header line on the loop thread.
-  private func agreesOnContentLength(_ line: Slice<UnsafeRawBufferPointer>) -> Bool {
-    let name = Self.contentLengthName
-    guard line.count > name.count, line[line.startIndex + name.count - 1] == UInt8(ascii: ":")
+  private func agreesOnContentLength(_ line: UnsafeRawBufferPointer) -> Bool {
+    guard let valueStart = ReceivedHeaderLines.valueStart(in: line, named: "Content-Length")
     else { return true }
-    var index = line.startIndex
-    for byte in name {
-      guard ASCII.lowercased(line[index]) == byte else { return true }
-      index += 1
-    }
-    var itemStart = index
-    while itemStart <= line.endIndex {
-      var itemEnd = itemStart
-      while itemEnd < line.endIndex, line[itemEnd] != UInt8(ascii: ",") { itemEnd += 1 }
-      var value = ContentLengthValue()
-      for byte in line[itemStart..<itemEnd] where byte != 0x20 && byte != 0x09 {
-        value.append(byte)
-      }
-      if !value.isEmpty {
-        if let contentLength, contentLength != value { return false }
-        contentLength = value
-      }
-      itemStart = itemEnd + 1
+    for item in line[valueStart...].split(separator: UInt8(ascii: ",")) {
+      guard let value = ContentLengthValue(item) else { continue }
+      if let contentLength, contentLength != value { return false }
+      contentLength = value
     }
     return true
   }
 
-  /// `content-length:`, the field name as `agreesOnContentLength(_:)` compares it.
-  private static let contentLengthName: [UInt8] = Array("content-length:".utf8)
+  /// One `Content-Length` value without its white space: a number when it is a short run of
+  /// digits (so `05` and `5` agree), else its bytes.
+  enum ContentLengthValue: Equatable {
+    case number(UInt64)
+    case text([UInt8])
 
-  /// One `Content-Length` value without its white space: its digits as a number, or, for a
-  /// value that is not a short run of digits, a hash of its bytes (compared the same way:
-  /// different bytes are a conflict, barring a hash collision, which only lets libcurl decide).
-  struct ContentLengthValue: Equatable {
-    private var number: UInt64 = 0
-    private var isNumber = true
-    private var digits = 0
-
-    /// No byte was appended (an empty item of a list, as in `5,`).
-    var isEmpty: Bool { isNumber && digits == 0 }
-
-    mutating func append(_ byte: UInt8) {
-      if isNumber, ASCII.isDigit(byte), digits < 18 {
+    /// The value of `item`, or `nil` when it is only white space (an empty item, as in `5,`).
+    /// Digits are read without allocating: the usual value costs nothing on the loop thread.
+    init?(_ item: Slice<UnsafeRawBufferPointer>) {
+      var number: UInt64 = 0
+      var digits = 0
+      for byte in item where byte != 0x20 && byte != 0x09 {
+        guard ASCII.isDigit(byte), digits < 18 else {
+          self = .text(item.filter { $0 != 0x20 && $0 != 0x09 })
+          return
+        }
         number = number * 10 + UInt64(byte - UInt8(ascii: "0"))
         digits += 1
-        return
       }
-      if isNumber {
-        // From here on a hash (FNV-1a) of everything, the digits read so far included.
-        isNumber = false
-        number = 0xcbf2_9ce4_8422_2325 ^ number ^ UInt64(digits) << 56
-      }
-      number = (number ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+      guard digits > 0 else { return nil }
+      self = .number(number)
     }
-  }
-
-  /// The fields in `lines` (see ``headerLines``), in order (``ReceivedHeaderLines/parse(_:)``).
-  static func parseHeaderLines(_ lines: [UInt8]) -> [(String, String)] {
-    ReceivedHeaderLines.parse(lines)
   }
 
   private func readFile(into buffer: UnsafeMutablePointer<CChar>, count: Int) -> Int {

@@ -379,13 +379,9 @@ public struct URLSessionTransport: Transport {
       },
       lookup: { name in
         // One field without bridging them all (GzipMiddleware reads Content-Encoding on every
-        // response); Set-Cookie and values the full rules would drop are left to the list.
+        // response); Set-Cookie, split above, is left to the list.
         guard name.caseInsensitiveCompare("Set-Cookie") != .orderedSame else { return nil }
-        guard let value = response.value(forHTTPHeaderField: name) else { return .some(nil) }
-        guard !value.utf8.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) else {
-          return nil
-        }
-        return .some(value.trimmingCharacters(in: CharacterSet(charactersIn: " \t")))
+        return .some(response.value(forHTTPHeaderField: name))
       })
   }
 }

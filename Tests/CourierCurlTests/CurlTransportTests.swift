@@ -479,15 +479,3 @@ private func resourcesRound(_ round: Int, server: MockServer, file: URL) async t
   transport.shutdown()
   #expect(await courierError { try await left.value }?.kind == .cancelled)
 }
-
-@Test(
-  "header lines: repeated fields kept apart, obs-fold joined, lines without a colon dropped",
-  .timeLimit(.minutes(1)))
-func headerLineParsing() {
-  let lines = Array(
-    "Set-Cookie: a=1\nSet-Cookie: b=2\nX-Fold: one\n  two\nbroken line\nX-Empty:\n  X-Late: x\n"
-      .utf8)
-  let fields = CurlTransfer.parseHeaderLines(lines)
-  #expect(fields.map(\.0) == ["Set-Cookie", "Set-Cookie", "X-Fold", "X-Empty"])
-  #expect(fields.map(\.1) == ["a=1", "b=2", "one two", " X-Late: x"])
-}

@@ -195,13 +195,13 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
 
   /// The first value of `name`, or `nil` when the header is absent.
   public subscript(name: Name) -> String? {
-    if let deferred, let answer = deferred.firstValue(named: name.rawName) { return answer }
+    if let answer = quickValue(named: name.rawName) { return answer }
     return fields.first { $0.name == name }?.value
   }
 
   /// The first value of the header named `name` (compared ignoring case), or `nil`.
   public subscript(name: String) -> String? {
-    if let deferred, let answer = deferred.firstValue(named: name) { return answer }
+    if let answer = quickValue(named: name) { return answer }
     return fields.first { $0.name.matches(name) }?.value
   }
 
@@ -212,7 +212,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
 
   /// Whether at least one value of `name` is present.
   public func contains(_ name: Name) -> Bool {
-    if let deferred, let answer = deferred.firstValue(named: name.rawName) { return answer != nil }
+    if let answer = quickValue(named: name.rawName) { return answer != nil }
     return fields.contains { $0.name == name }
   }
 
@@ -229,6 +229,19 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
   /// a logging middleware to print headers.
   public var description: String {
     fields.map { "\($0.name.rawName): \($0.value)" }.joined(separator: "\n")
+  }
+
+  /// The first value of `name` from the transport's own representation, without building the
+  /// list, under the same rules as ``appendReceived(_:_:)``: `.some(nil)` when absent, `nil`
+  /// when only the list can tell (no such representation, or a value the rules would drop,
+  /// which may leave a later field of that name first).
+  private func quickValue(named name: String) -> String?? {
+    guard let deferred, let raw = deferred.firstRawValue(named: name) else { return nil }
+    guard HTTPToken.isValid(name), let raw else { return .some(nil) }
+    guard let value = try? Self.validatedValue(raw, forName: name, sending: false) else {
+      return nil
+    }
+    return .some(value)
   }
 
   /// Appends a field received from a peer that already enforced the HTTP grammar (a transport).
@@ -302,8 +315,10 @@ extension HTTPHeaders {
   }
 
   /// Builds headers like ``init(receivedLazily:)``, with a way to read one field without
-  /// building the list: `lookup(name)` answers `.some(value)` or `.some(nil)` (absent) exactly
-  /// as the built list would, or `nil` when it cannot tell (the list is built then).
+  /// building the list: `lookup(name)` answers the first raw value of `name` (compared
+  /// ignoring case) as `produce` would give it, `.some(nil)` when absent, or `nil` when it
+  /// cannot tell (the list is built then). The received fields' rules (trimming, dropping
+  /// control characters) are applied here, as for the list.
   package init(
     receivedLazily produce: @escaping @Sendable () -> [(String, String)],
     lookup: @escaping @Sendable (String) -> String??
@@ -352,10 +367,10 @@ private final class DeferredFields: Sendable {
     self.produce = produce
   }
 
-  /// The first value of `name` read without building the list; `nil` when that cannot
-  /// answer (no lookup, or a case the full rules must decide). Once the list is built, it
+  /// The first raw value of `name` read without building the list; `nil` when that cannot
+  /// answer (no lookup, or a case only the list can decide). Once the list is built, it
   /// answers instead (through `fields`).
-  func firstValue(named name: String) -> String?? {
+  func firstRawValue(named name: String) -> String?? {
     guard let lookup, cache.withLock({ $0 == nil }) else { return nil }
     return lookup(name)
   }

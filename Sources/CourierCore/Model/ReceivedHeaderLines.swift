@@ -27,40 +27,38 @@ package enum ReceivedHeaderLines {
     return fields
   }
 
-  /// The first value of the field named `name` (compared ignoring case) when the bytes answer
-  /// that plainly: `.some(nil)` when no line has that name, `.some(value)` for a value with
-  /// no control character and no continuation line. `nil` when they do not (the caller then
-  /// builds the whole list, which applies the full rules).
+  /// The first raw value of the field named `name` (compared ignoring case), from after its
+  /// colon to the end of its line: `.some(nil)` when no line has that name, `nil` when a
+  /// continuation line follows it (only the whole list can join them). The caller applies the
+  /// received fields' rules (``HTTPHeaders/init(receivedLines:)``).
   package static func firstValue(named name: String, in lines: [UInt8]) -> String?? {
-    let wanted = name.utf8
-    return lines.withUnsafeBufferPointer { bytes -> String?? in
+    lines.withUnsafeBytes { bytes -> String?? in
       var start = 0
       while start < bytes.count {
         var end = start
         while end < bytes.count, bytes[end] != 0x0A { end += 1 }
         defer { start = end + 1 }
-        guard end - start > wanted.count, bytes[start + wanted.count] == UInt8(ascii: ":")
-        else { continue }
-        var matches = true
-        var index = start
-        for byte in wanted {
-          if ASCII.lowercased(bytes[index]) != ASCII.lowercased(byte) {
-            matches = false
-            break
-          }
-          index += 1
-        }
-        guard matches else { continue }
-        // A continuation line after it, or a control character: the full rules decide.
-        if end + 1 < bytes.count, bytes[end + 1] == 0x20 || bytes[end + 1] == 0x09 {
-          return nil
-        }
-        let value = bytes[(index + 1)..<end]
-        if value.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) { return nil }
-        return .some(trimmed(value))
+        let line = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
+        guard let valueStart = valueStart(in: line, named: name) else { continue }
+        if end + 1 < bytes.count, bytes[end + 1] == 0x20 || bytes[end + 1] == 0x09 { return nil }
+        return .some(String(decoding: line[valueStart...], as: UTF8.self))
       }
       return .some(nil)
     }
+  }
+
+  /// Where the value starts in `line` (just after the colon) when `line` is a field named
+  /// `name`, compared ignoring ASCII case; `nil` for any other line.
+  package static func valueStart(in line: UnsafeRawBufferPointer, named name: String) -> Int? {
+    var index = 0
+    for byte in name.utf8 {
+      guard index < line.count, ASCII.lowercased(line[index]) == ASCII.lowercased(byte) else {
+        return nil
+      }
+      index += 1
+    }
+    guard index < line.count, line[index] == UInt8(ascii: ":") else { return nil }
+    return index + 1
   }
 
   private static func trimmed<Bytes: BidirectionalCollection<UInt8>>(_ bytes: Bytes) -> String {
