@@ -104,7 +104,7 @@ static const int courier_curl_cselect_err = CURL_CSELECT_ERR;
 
 // MARK: Waking the event loop
 
-/// Opens the descriptors that wake CourierCurl's loop thread from `curl_multi_poll`: on Linux
+/// Opens the descriptors that wake CourierCurl's loop thread from its `poll`: on Linux
 /// one non-blocking `eventfd` (`*reader == *writer`), elsewhere a non-blocking pipe. Returns 0,
 /// or -1 with `errno` set.
 static inline int courier_wake_open(int *reader, int *writer) {
