@@ -225,6 +225,13 @@ enum ChainBenchmark {
       for _ in 0..<1_000 { try await variant.body() }
       variant.afterRound()
     }
+    if let only = ProcessInfo.processInfo.environment["COURIER_BENCH_CHAIN_ROW"],
+      let row = Int(only), variants.indices.contains(row - 1)
+    {
+      // One row (numbered as in the table) alone, for profiling it with perf.
+      for _ in 0..<(iterations * 5) { try await variants[row - 1].body() }
+      return
+    }
     var results = Array(repeating: [Measure.Result](), count: variants.count)
     for _ in 0..<5 {
       for (index, variant) in variants.enumerated() {

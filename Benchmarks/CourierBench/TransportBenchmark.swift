@@ -126,7 +126,10 @@ enum TransportBenchmark {
   static func measure(
     _ rows: [Row], title: String, concurrency: Int, rounds: Int, server: BenchServer
   ) async throws {
-    let perWorker = concurrency == 1 ? 20 : 10
+    let perWorker =
+      concurrency == 1
+      ? 20
+      : ProcessInfo.processInfo.environment["COURIER_BENCH_PER_TASK"].flatMap { Int($0) } ?? 10
     let requestsPerRound = concurrency * perWorker
     func round(_ row: Row) async throws {
       if concurrency == 1 {
@@ -298,7 +301,8 @@ final class SeenConnections: Sendable {
 }
 
 /// A loopback nginx run as a child process, serving the body at `/item` on several ports and
-/// logging `port pid-connection` per request, so connections can be counted per port.
+/// logging `port pid-connection` for the first request of each connection, so connections
+/// can be counted per port.
 final class NginxProcess: Sendable {
   let ports: [Int]
   let version: String
@@ -339,7 +343,11 @@ final class NginxProcess: Sendable {
       events { worker_connections 4096; }
       http {
         log_format connections '$server_port $pid-$connection';
-        access_log \(path)/access.log connections;
+        # One line per connection (its first request), not per request: counting connections
+        # needs no more, and an unbuffered write per request was nginx CPU that competed with
+        # the client for the two cores.
+        map $connection_requests $firstOnConnection { 1 1; default 0; }
+        access_log \(path)/access.log connections if=$firstOnConnection;
         keepalive_requests 10000000;
         keepalive_timeout 300s;
         client_body_temp_path \(path)/body;
@@ -435,7 +443,8 @@ final class NginxProcess: Sendable {
     return total
   }
 
-  /// Distinct connections per port so far, from the access log (nginx writes it unbuffered).
+  /// Distinct connections per port so far, from the access log (nginx writes it unbuffered,
+  /// one line when a connection serves its first request).
   func connectionCounts() -> [Int] {
     let log =
       (try? String(

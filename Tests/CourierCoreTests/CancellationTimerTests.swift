@@ -19,11 +19,11 @@ struct CancellationTimerTests {
     let timer = CancellationTimer.shared
     let late = RequestCancellation()
     let early = RequestCancellation()
-    let lateEntry = timer.arm(after: .seconds(30), cancelling: late)
-    defer { timer.disarm(lateEntry) }
+    timer.arm(after: .seconds(30), cancelling: late)
+    defer { timer.disarm(late) }
     let started = ContinuousClock.now
-    let earlyEntry = timer.arm(after: .milliseconds(50), cancelling: early)
-    defer { timer.disarm(earlyEntry) }
+    timer.arm(after: .milliseconds(50), cancelling: early)
+    defer { timer.disarm(early) }
     let elapsed = await Self.cancellation(of: early) - started
     #expect(elapsed >= .milliseconds(50))
     #expect(elapsed < .milliseconds(500), "fired after \(elapsed)")
@@ -34,16 +34,29 @@ struct CancellationTimerTests {
   func disarmedEntryNeverFires() async {
     let timer = CancellationTimer.shared
     let disarmed = RequestCancellation()
-    let entry = timer.arm(after: .milliseconds(20), cancelling: disarmed)
-    timer.disarm(entry)
-    timer.disarm(entry)  // twice is harmless
+    timer.arm(after: .milliseconds(20), cancelling: disarmed)
+    timer.disarm(disarmed)
+    timer.disarm(disarmed)  // twice is harmless
     let tokens = (0..<50).map { _ in RequestCancellation() }
     for (index, token) in tokens.enumerated() {
-      _ = timer.arm(after: .milliseconds(40 + index % 7), cancelling: token)
+      timer.arm(after: .milliseconds(40 + index % 7), cancelling: token)
     }
     for token in tokens { await Self.cancellation(of: token) }
     // Every one of the 50 fired, and all of them after the disarmed entry's deadline.
     #expect(tokens.allSatisfy { $0.isCancelled })
     #expect(!disarmed.isCancelled)
+  }
+
+  @Test("arming an armed token moves its deadline")
+  func rearmingMovesTheDeadline() async {
+    let timer = CancellationTimer.shared
+    let token = RequestCancellation()
+    timer.arm(after: .seconds(30), cancelling: token)
+    let started = ContinuousClock.now
+    timer.arm(after: .milliseconds(30), cancelling: token)
+    let elapsed = await Self.cancellation(of: token) - started
+    #expect(elapsed >= .milliseconds(30))
+    #expect(elapsed < .milliseconds(500), "fired after \(elapsed)")
+    timer.disarm(token)  // fired already: nothing to remove
   }
 }

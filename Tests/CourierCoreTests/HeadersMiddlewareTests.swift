@@ -32,6 +32,36 @@ struct HeadersMiddlewareTests {
     #expect(second.values(for: .userAgent) == ["MyApp/2"])
   }
 
+  @Test("a request with no headers and one with some get the same defaults, every value of each")
+  func defaultsWithSeveralValues() async throws {
+    let stub = StubTransport(fallback: .status(204))
+    var defaults = HTTPHeaders()
+    try defaults.add("X-Feature", "a")
+    try defaults.add("X-Feature", "b")
+    try defaults.add(.accept, "application/json")
+    let client = stubClient(stub, middleware: [HeadersMiddleware(defaults: defaults)])
+    try await client.send(Endpoint<Void>(.get, "plain"))
+    try await client.send(Endpoint<Void>(.get, "own").header("X-Own", "1"))
+    let plain = try #require(stub.requests.first).headers
+    let own = try #require(stub.requests.last).headers
+    #expect(plain.values(for: try HTTPHeaders.Name("X-Feature")) == ["a", "b"])
+    #expect(own.values(for: try HTTPHeaders.Name("X-Feature")) == ["a", "b"])
+    #expect(own["X-Own"] == "1" && own[.accept] == "application/json")
+  }
+
+  @Test("defaults built from received fields are still checked before they are sent")
+  func receivedDefaultsAreChecked() async throws {
+    let stub = StubTransport(fallback: .status(204))
+    // Received values may hold non-ASCII bytes; a sent value may not.
+    let defaults = HTTPHeaders(received: [("X-Name", "café")])
+    let client = stubClient(stub, middleware: [HeadersMiddleware(defaults: defaults)])
+    let error = await #expect(throws: CourierError.self) {
+      try await client.send(Endpoint<Void>(.get, "plain"))
+    }
+    #expect(error?.kind == .invalidRequest)
+    #expect(stub.requests.isEmpty)
+  }
+
   @Test("the default User-Agent names Courier, its version, the OS and the architecture")
   func userAgent() {
     let agent = HeadersMiddleware.userAgent

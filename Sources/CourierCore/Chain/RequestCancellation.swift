@@ -33,6 +33,20 @@ public final class RequestCancellation: Sendable {
     var moreChildren: [RequestCancellation] = []
   }
 
+  /// Where ``CancellationTimer`` keeps this token while it is armed: its deadline and its
+  /// place in the timer's heap (`-1` when not armed). Read and written only with the timer's
+  /// mutex held, which is what makes the unchecked access safe; it lives here so that arming
+  /// a timeout allocates nothing.
+  nonisolated(unsafe) package var timerSlot = TimerSlot()
+
+  /// ``timerSlot``'s contents.
+  package struct TimerSlot {
+    /// The monotonic instant, in nanoseconds, at which the timer cancels the token.
+    package var deadline: UInt64 = 0
+    /// The token's place in the timer's heap; `-1` when it is not armed.
+    package var index = -1
+  }
+
   private let state = Mutex(State())
   private let parent: RequestCancellation?
 

@@ -20,7 +20,11 @@
 /// ```
 public struct HeadersMiddleware: Middleware {
   /// Headers added when the request has no value for their name.
-  public var defaults: HTTPHeaders
+  public var defaults: HTTPHeaders {
+    didSet { defaultsAreSendable = defaults.isSendable }
+  }
+  /// Whether ``defaults`` can be sent as they are, checked once rather than per request.
+  private var defaultsAreSendable: Bool
   /// Values computed for each request, in order.
   public var providers: [HeaderProvider]
 
@@ -35,6 +39,7 @@ public struct HeadersMiddleware: Middleware {
   ) {
     self.defaults = defaults
     self.providers = providers
+    defaultsAreSendable = defaults.isSendable
   }
 
   /// `User-Agent: Courier/<version> (<os>; <arch>)` and `Accept: application/json`: a server
@@ -77,13 +82,21 @@ public struct HeadersMiddleware: Middleware {
   /// Adds the providers' values and the defaults the request lacks, then sends it on.
   public func intercept(_ request: Request, next: Next) async throws -> Response {
     var request = request
+    if request.headers.isEmpty, providers.isEmpty, defaultsAreSendable {
+      // Nothing to merge: the request takes the defaults' list itself, shared and not
+      // copied, so this costs no allocation.
+      request.headers = defaults
+      return try await next(request)
+    }
     let explicit = request.headers
     for provider in providers where !explicit.contains(provider.name) {
       if let value = try await provider.value(request) {
         try request.headers.set(provider.name, value)
       }
     }
-    for field in defaults where !request.headers.contains(field.name) {
+    // Every value of a default whose name the request (or a provider) left unset.
+    let given = request.headers
+    for field in defaults where !given.contains(field.name) {
       try request.headers.add(field.name, field.value)
     }
     return try await next(request)

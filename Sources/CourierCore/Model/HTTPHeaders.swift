@@ -162,8 +162,14 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
   /// - Throws: ``CourierError`` of kind ``CourierError/Kind/invalidRequest`` for an invalid
   ///   value; the list is unchanged then.
   public mutating func set(_ name: Name, _ value: String) throws {
-    let field = Field(
-      name: name, value: try Self.validatedValue(value, forName: name.rawName, sending: true))
+    set(name, trustedValue: try Self.validatedValue(value, forName: name.rawName, sending: true))
+  }
+
+  /// Replaces every value of `name` with `value`, which the caller guarantees is valid to
+  /// send (ASCII, no control characters, nothing to trim): a value already checked, or one
+  /// Courier formats itself, such as `traceparent`, so it is not scanned again.
+  package mutating func set(_ name: Name, trustedValue value: String) {
+    let field = Field(name: name, value: value)
     if let first = fields.firstIndex(where: { $0.name == name }) {
       fields[first] = field
       var index = fields.index(after: first)
@@ -244,6 +250,15 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
     return .some(value)
   }
 
+  /// Whether every field could be sent as it is: each value ASCII without control characters
+  /// but tab, as `add` requires. A list built with `add` always is; one built
+  /// from received fields may not be.
+  package var isSendable: Bool {
+    fields.allSatisfy { field in
+      field.value.utf8.allSatisfy { ($0 >= 0x20 || $0 == 0x09) && $0 < 0x7F }
+    }
+  }
+
   /// Appends a field received from a peer that already enforced the HTTP grammar (a transport).
   /// Invalid names or values are dropped rather than thrown, since they are not the caller's.
   mutating func appendReceived(_ name: String, _ value: String) {
@@ -263,6 +278,12 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
   private static func validatedValue(
     _ value: String, forName name: String, sending: Bool
   ) throws -> String {
+    // One pass over the bytes (native strings are contiguous); the errors are built only on
+    // the slow path.
+    let scan = value.utf8.withContiguousStorageIfAvailable { bytes in
+      ValueScan(bytes, sending: sending)
+    }
+    if let scan, scan.isClean { return value }
     for byte in value.utf8 where (byte < 0x20 && byte != 0x09) || byte == 0x7F {
       throw CourierError(
         kind: .invalidRequest,
@@ -288,6 +309,24 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
     if first == utf8.startIndex && utf8.index(after: last) == utf8.endIndex { return value }
     // Both ends are next to an ASCII byte or the end, so they are scalar boundaries.
     return String(decoding: utf8[first...last], as: UTF8.self)
+  }
+
+  /// What one pass over a value's bytes found: whether it can be kept exactly as it is (no
+  /// forbidden byte, no white space to trim at either end).
+  private struct ValueScan {
+    let isClean: Bool
+
+    init(_ bytes: UnsafeBufferPointer<UInt8>, sending: Bool) {
+      var clean = true
+      for byte in bytes {
+        // Control characters but tab, DEL, and (when sending) anything above ASCII.
+        let control = (byte < 0x20 && byte != 0x09) || byte == 0x7F
+        clean = clean && !control && !(sending && byte >= 0x80)
+      }
+      if let first = bytes.first, first == 0x20 || first == 0x09 { clean = false }
+      if let last = bytes.last, last == 0x20 || last == 0x09 { clean = false }
+      isClean = clean
+    }
   }
 }
 

@@ -9,36 +9,25 @@
 /// Cancels ``RequestCancellation`` tokens when their deadlines pass, from one thread of its
 /// own.
 ///
-/// ``TimeoutMiddleware`` arms one entry per attempt and disarms it when the attempt ends.
-/// Arming costs a lock, one small object and a heap insertion — no task, no sleeping child,
-/// no dispatch source — and the thread is not one of the cooperative pool's, so a pool kept
+/// ``TimeoutMiddleware`` arms the attempt's token and disarms it when the attempt ends.
+/// Arming costs a lock and a heap insertion — no allocation (the heap's bookkeeping lives in
+/// the token, ``RequestCancellation/timerSlot``), no task, no sleeping child, no dispatch
+/// source — and the thread is not one of the cooperative pool's, so a pool kept
 /// busy by blocking work cannot make a timeout late. The thread waits on a condition
 /// variable until the earliest deadline (`CLOCK_MONOTONIC` on Linux), so it uses no CPU
 /// while nothing is due, and starts with the first entry armed.
 ///
-/// `@unchecked Sendable`: every mutable property, the entries' included, is read and written
-/// only while `mutex` is held; `mutex` and `condition` are allocated once and never freed
+/// `@unchecked Sendable`: every mutable property, the tokens' ``RequestCancellation/timerSlot``
+/// included, is read and written only while `mutex` is held; `mutex` and `condition` are allocated once and never freed
 /// (the shared instance lives as long as the process).
 package final class CancellationTimer: @unchecked Sendable {
   /// The process's timer thread.
   package static let shared = CancellationTimer()
 
   /// An armed deadline; pass it to ``disarm(_:)`` when the attempt ends.
-  package final class Entry: @unchecked Sendable {
-    fileprivate let deadline: UInt64
-    fileprivate let token: RequestCancellation
-    /// The entry's place in the heap; `-1` once it fired or was disarmed.
-    fileprivate var index = -1
-
-    fileprivate init(deadline: UInt64, token: RequestCancellation) {
-      self.deadline = deadline
-      self.token = token
-    }
-  }
-
   private let mutex: UnsafeMutablePointer<pthread_mutex_t>
   private let condition: UnsafeMutablePointer<pthread_cond_t>
-  private var heap: [Entry] = []
+  private var heap: [RequestCancellation] = []
   private var started = false
   /// The deadline the thread sleeps until: `.max` while it waits for a first entry, `0`
   /// while it is awake (it looks at the heap before it sleeps again). Arming signals the
@@ -64,27 +53,27 @@ package final class CancellationTimer: @unchecked Sendable {
     #endif
   }
 
-  /// Cancels `token` once `duration` has passed, unless the entry is disarmed first.
-  package func arm(after duration: Duration, cancelling token: RequestCancellation) -> Entry {
-    let entry = Entry(deadline: Self.now() &+ Self.nanoseconds(duration), token: token)
+  /// Cancels `token` once `duration` has passed, unless it is disarmed first. A token is
+  /// armed at most once at a time: arming an armed token moves its deadline.
+  package func arm(after duration: Duration, cancelling token: RequestCancellation) {
+    let deadline = Self.now() &+ Self.nanoseconds(duration)
     pthread_mutex_lock(mutex)
     if !started { started = startThread() }
-    entry.index = heap.count
-    heap.append(entry)
-    siftUp(entry.index)
-    if entry.deadline < waitingUntil { pthread_cond_signal(condition) }
+    if token.timerSlot.index >= 0 { remove(at: token.timerSlot.index) }
+    token.timerSlot = .init(deadline: deadline, index: heap.count)
+    heap.append(token)
+    siftUp(heap.count - 1)
+    if deadline < waitingUntil { pthread_cond_signal(condition) }
     pthread_mutex_unlock(mutex)
-    return entry
   }
 
-  /// Removes `entry` if it has not fired yet.
-  package func disarm(_ entry: Entry) {
+  /// Removes `token`'s deadline if it has not fired yet; harmless when it has, or twice.
+  package func disarm(_ token: RequestCancellation) {
     pthread_mutex_lock(mutex)
-    if entry.index >= 0 { remove(at: entry.index) }
+    if token.timerSlot.index >= 0 { remove(at: token.timerSlot.index) }
     pthread_mutex_unlock(mutex)
   }
 
-  /// How many entries are armed (for tests).
   package var armedCount: Int {
     pthread_mutex_lock(mutex)
     defer { pthread_mutex_unlock(mutex) }
@@ -111,16 +100,17 @@ package final class CancellationTimer: @unchecked Sendable {
         continue
       }
       let now = Self.now()
-      if first.deadline <= now {
+      let deadline = first.timerSlot.deadline
+      if deadline <= now {
         remove(at: 0)
-        // Handlers run outside the lock: they may arm or disarm entries.
+        // Handlers run outside the lock: they may arm or disarm tokens.
         pthread_mutex_unlock(mutex)
-        first.token.cancel()
+        first.cancel()
         pthread_mutex_lock(mutex)
         continue
       }
-      waitingUntil = first.deadline
-      wait(nanoseconds: first.deadline - now, until: first.deadline)
+      waitingUntil = deadline
+      wait(nanoseconds: deadline - now, until: deadline)
       waitingUntil = 0
     }
   }
@@ -157,21 +147,20 @@ package final class CancellationTimer: @unchecked Sendable {
   // MARK: The heap (called with the lock held)
 
   private func remove(at index: Int) {
-    let removed = heap[index]
-    removed.index = -1
+    heap[index].timerSlot.index = -1
     let last = heap.removeLast()
     guard index < heap.count else { return }
     heap[index] = last
-    last.index = index
+    last.timerSlot.index = index
     siftDown(index)
-    siftUp(last.index)
+    siftUp(last.timerSlot.index)
   }
 
   private func siftUp(_ start: Int) {
     var child = start
     while child > 0 {
       let parent = (child - 1) / 2
-      guard heap[child].deadline < heap[parent].deadline else { return }
+      guard heap[child].timerSlot.deadline < heap[parent].timerSlot.deadline else { return }
       swapAt(child, parent)
       child = parent
     }
@@ -184,8 +173,8 @@ package final class CancellationTimer: @unchecked Sendable {
       guard left < heap.count else { return }
       let right = left + 1
       var smallest = left
-      if right < heap.count, heap[right].deadline < heap[left].deadline { smallest = right }
-      guard heap[smallest].deadline < heap[parent].deadline else { return }
+      if right < heap.count, heap[right].timerSlot.deadline < heap[left].timerSlot.deadline { smallest = right }
+      guard heap[smallest].timerSlot.deadline < heap[parent].timerSlot.deadline else { return }
       swapAt(parent, smallest)
       parent = smallest
     }
@@ -193,7 +182,7 @@ package final class CancellationTimer: @unchecked Sendable {
 
   private func swapAt(_ a: Int, _ b: Int) {
     heap.swapAt(a, b)
-    heap[a].index = a
-    heap[b].index = b
+    heap[a].timerSlot.index = a
+    heap[b].timerSlot.index = b
   }
 }

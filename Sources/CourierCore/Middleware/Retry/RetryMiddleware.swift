@@ -76,7 +76,10 @@ public struct RetryMiddleware: Middleware {
     var deadline = request.attributes[DeadlineAttribute.self]
     while true {
       var attemptRequest = request
-      attemptRequest.attributes[AttemptAttribute.self] = attempt
+      // Attempt 1 is the attribute's default: set only when it says something new.
+      if attempt != attemptRequest.attributes[AttemptAttribute.self] {
+        attemptRequest.attributes[AttemptAttribute.self] = attempt
+      }
       if let deadline { attemptRequest.attributes[DeadlineAttribute.self] = deadline }
       var outcome: Result<Response, CourierError>
       do {

@@ -5,33 +5,43 @@
 public struct Deadline: Sendable, CustomStringConvertible {
   /// The overall limit the deadline was made from.
   public let limit: Duration
-  private let end: End
 
-  /// When the deadline is: an instant of the system's continuous clock, held inline (no
-  /// allocation per request), or a closure over any other clock (a test clock).
-  private enum End: Sendable {
-    case continuous(ContinuousClock.Instant)
-    case other(@Sendable () -> Duration)
-  }
+  /// When the deadline is, on the system's continuous clock; read only when `other` is nil.
+  private let instant: ContinuousClock.Instant
+  /// The time left on any other clock (a test clock); `nil` on the continuous clock.
+  ///
+  /// Two plain fields rather than an enum with two payloads: a copy is then a few words and
+  /// one retain of a usually nil pointer, where the enum's copies and tag reads went through
+  /// runtime calls (`swift_getEnumCaseMultiPayload`), several per request.
+  private let other: (@Sendable () -> Duration)?
 
   /// A deadline `limit` from now on `clock`.
   public init<C: Clock>(after limit: Duration, clock: C) where C.Duration == Duration {
-    self.limit = limit
-    let end = clock.now.advanced(by: limit)
-    if let instant = end as? ContinuousClock.Instant {
-      self.end = .continuous(instant)
+    if C.self == ContinuousClock.self {
+      self.init(limit: limit, instant: ContinuousClock.now.advanced(by: limit), other: nil)
     } else {
-      self.end = .other { clock.now.duration(to: end) }
+      let end = clock.now.advanced(by: limit)
+      self.init(
+        limit: limit, instant: ContinuousClock.now, other: { clock.now.duration(to: end) })
     }
+  }
+
+  /// A deadline `limit` from now on the system's continuous clock. No allocation.
+  public init(after limit: Duration) {
+    self.init(limit: limit, instant: ContinuousClock.now.advanced(by: limit), other: nil)
+  }
+
+  private init(
+    limit: Duration, instant: ContinuousClock.Instant, other: (@Sendable () -> Duration)?
+  ) {
+    self.limit = limit
+    self.instant = instant
+    self.other = other
   }
 
   /// The time left; zero once the deadline has passed.
   public var remaining: Duration {
-    let left =
-      switch end {
-      case .continuous(let instant): ContinuousClock.now.duration(to: instant)
-      case .other(let remaining): remaining()
-      }
+    let left = other?() ?? ContinuousClock.now.duration(to: instant)
     return max(.zero, left)
   }
 

@@ -94,14 +94,15 @@ public struct TimeoutMiddleware: Middleware {
   }
 
   private enum Armed {
-    case entry(CancellationTimer.Entry)
+    case thread(RequestCancellation)
     case task(Task<Void, Never>)
   }
 
   private func arm(_ limit: Duration, _ token: RequestCancellation) -> Armed {
     switch timer {
     case .thread:
-      return .entry(CancellationTimer.shared.arm(after: limit, cancelling: token))
+      CancellationTimer.shared.arm(after: limit, cancelling: token)
+      return .thread(token)
     case .clock(let clock):
       return .task(
         Task {
@@ -113,7 +114,7 @@ public struct TimeoutMiddleware: Middleware {
 
   private func disarm(_ armed: Armed) {
     switch armed {
-    case .entry(let entry): CancellationTimer.shared.disarm(entry)
+    case .thread(let token): CancellationTimer.shared.disarm(token)
     case .task(let task): task.cancel()
     }
   }
@@ -128,7 +129,10 @@ public struct TimeoutMiddleware: Middleware {
     if deadline == nil,
       let overall = request.attributes[OverallTimeoutAttribute.self] ?? overallTimeout
     {
-      deadline = self.deadline(overall)
+      switch timer {
+      case .thread: deadline = Deadline(after: overall)
+      case .clock: deadline = self.deadline(overall)
+      }
       request.attributes[DeadlineAttribute.self] = deadline
     }
     var limit = request.timeout ?? attemptTimeout
