@@ -173,7 +173,9 @@ package final class CancellationTimer: @unchecked Sendable {
       guard left < heap.count else { return }
       let right = left + 1
       var smallest = left
-      if right < heap.count, heap[right].timerSlot.deadline < heap[left].timerSlot.deadline { smallest = right }
+      if right < heap.count, heap[right].timerSlot.deadline < heap[left].timerSlot.deadline {
+        smallest = right
+      }
       guard heap[smallest].timerSlot.deadline < heap[parent].timerSlot.deadline else { return }
       swapAt(parent, smallest)
       parent = smallest
