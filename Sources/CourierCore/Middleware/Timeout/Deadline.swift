@@ -6,42 +6,48 @@ public struct Deadline: Sendable, CustomStringConvertible {
   /// The overall limit the deadline was made from.
   public let limit: Duration
 
-  /// When the deadline is, on the system's continuous clock; read only when `other` is nil.
-  private let instant: ContinuousClock.Instant
-  /// The time left on any other clock (a test clock); `nil` on the continuous clock.
+  /// When the deadline is on the system's continuous clock, as the time since ``origin``;
+  /// read only when `other` is nil.
   ///
-  /// Two plain fields rather than an enum with two payloads: a copy is then a few words and
-  /// one retain of a usually nil pointer, where the enum's copies and tag reads went through
-  /// runtime calls (`swift_getEnumCaseMultiPayload`), several per request.
+  /// A `Duration` rather than a `ContinuousClock.Instant`: `Duration` is frozen (two
+  /// integers), while `Instant` is resilient, so every copy of a deadline holding one went
+  /// through the runtime's value witnesses and a metadata lookup — several per request.
+  private let end: Duration
+  /// The time left on any other clock (a test clock); `nil` on the continuous clock.
   private let other: (@Sendable () -> Duration)?
+
+  /// The instant continuous-clock deadlines are measured from: the first time one is made.
+  private static let origin = ContinuousClock.now
 
   /// A deadline `limit` from now on `clock`.
   public init<C: Clock>(after limit: Duration, clock: C) where C.Duration == Duration {
     if C.self == ContinuousClock.self {
-      self.init(limit: limit, instant: ContinuousClock.now.advanced(by: limit), other: nil)
+      self.init(after: limit)
     } else {
       let end = clock.now.advanced(by: limit)
-      self.init(
-        limit: limit, instant: ContinuousClock.now, other: { clock.now.duration(to: end) })
+      self.init(limit: limit, end: .zero, other: { clock.now.duration(to: end) })
     }
   }
 
   /// A deadline `limit` from now on the system's continuous clock. No allocation.
   public init(after limit: Duration) {
-    self.init(limit: limit, instant: ContinuousClock.now.advanced(by: limit), other: nil)
+    self.init(limit: limit, end: Self.sinceOrigin() + limit, other: nil)
   }
 
-  private init(
-    limit: Duration, instant: ContinuousClock.Instant, other: (@Sendable () -> Duration)?
-  ) {
+  private init(limit: Duration, end: Duration, other: (@Sendable () -> Duration)?) {
     self.limit = limit
-    self.instant = instant
+    self.end = end
     self.other = other
+  }
+
+  /// The continuous clock's time since ``origin``.
+  private static func sinceOrigin() -> Duration {
+    origin.duration(to: ContinuousClock.now)
   }
 
   /// The time left; zero once the deadline has passed.
   public var remaining: Duration {
-    let left = other?() ?? ContinuousClock.now.duration(to: instant)
+    let left = other?() ?? (end - Self.sinceOrigin())
     return max(.zero, left)
   }
 
