@@ -52,6 +52,17 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
       let lhs = rawName.utf8
       let rhs = name.utf8
       guard lhs.count == rhs.count else { return false }
+      // Native strings are contiguous: compare the bytes in place.
+      let fast = lhs.withContiguousStorageIfAvailable { left in
+        rhs.withContiguousStorageIfAvailable { right in
+          for index in 0..<left.count
+          where ASCII.lowercased(left[index]) != ASCII.lowercased(right[index]) {
+            return false
+          }
+          return true
+        }
+      }
+      if let fast = fast ?? nil { return fast }
       return zip(lhs, rhs).allSatisfy { ASCII.lowercased($0) == ASCII.lowercased($1) }
     }
 

@@ -57,9 +57,11 @@ public struct RequestAttributes: Sendable {
   @inlinable
   public subscript<Key: RequestAttributeKey>(key: Key.Type) -> Key.Value {
     get {
-      guard let node = entry(for: ObjectIdentifier(key)) else { return Key.defaultValue }
-      // Safe: every node under this key was made by this subscript with `Key.Value`.
-      return unsafeDowncast(node, to: ValueNode<Key.Value>.self).value ?? Key.defaultValue
+      guard let node = entry(for: ObjectIdentifier(key)), !node.isRemoval else {
+        return Key.defaultValue
+      }
+      // Safe: every value node under this key was made by this subscript with `Key.Value`.
+      return unsafeDowncast(node, to: ValueNode<Key.Value>.self).value
     }
     set { push(ValueNode<Key.Value>(ObjectIdentifier(key), newValue, next: head)) }
   }
@@ -67,7 +69,7 @@ public struct RequestAttributes: Sendable {
   /// Removes any value stored for `key`, so reads give its default again.
   public mutating func removeValue<Key: RequestAttributeKey>(for key: Key.Type) {
     guard contains(key) else { return }
-    push(ValueNode<Key.Value>(ObjectIdentifier(key), nil, next: head))
+    push(RemovalNode(ObjectIdentifier(key), next: head))
   }
 
   /// Whether a value was stored for `key`.
@@ -143,28 +145,52 @@ protocol AttributeNode: AnyObject, Sendable {
   func relinked(before next: (any AttributeNode)?) -> any AttributeNode
 }
 
-/// An entry holding its value inline; a `nil` value records a removal.
+/// An entry holding its value inline.
+///
+/// The value is stored as `Value`, not `Value?`: this class's deinit is generic code, and
+/// destroying an optional made it look up the metadata of `Optional<Value>` in the runtime's
+/// cache on every node freed (several per request), where `Value`'s own metadata comes with
+/// the node's class. Removals are ``RemovalNode``s.
 @usableFromInline
 final class ValueNode<Value: Sendable>: AttributeNode {
   @usableFromInline let key: ObjectIdentifier
-  @usableFromInline let value: Value?
+  @usableFromInline let value: Value
   @usableFromInline let next: (any AttributeNode)?
 
-  /// Whether this entry records a removal (`value` is `nil`): stored, so walking the list
-  /// (``RequestAttributes/isEmpty``) needs no generic code for the value's type.
-  @usableFromInline let isRemoval: Bool
+  /// Never: a value node holds a value.
+  @usableFromInline var isRemoval: Bool { false }
 
   @usableFromInline
-  init(_ key: ObjectIdentifier, _ value: Value?, next: (any AttributeNode)?) {
+  init(_ key: ObjectIdentifier, _ value: Value, next: (any AttributeNode)?) {
     self.key = key
     self.value = value
     self.next = next
-    isRemoval = value == nil
   }
 
   @usableFromInline
   func relinked(before next: (any AttributeNode)?) -> any AttributeNode {
     ValueNode(key, value, next: next)
+  }
+}
+
+/// An entry recording that the key's value was removed.
+@usableFromInline
+final class RemovalNode: AttributeNode {
+  @usableFromInline let key: ObjectIdentifier
+  @usableFromInline let next: (any AttributeNode)?
+
+  /// Always.
+  @usableFromInline var isRemoval: Bool { true }
+
+  @usableFromInline
+  init(_ key: ObjectIdentifier, next: (any AttributeNode)?) {
+    self.key = key
+    self.next = next
+  }
+
+  @usableFromInline
+  func relinked(before next: (any AttributeNode)?) -> any AttributeNode {
+    RemovalNode(key, next: next)
   }
 }
 
