@@ -255,34 +255,52 @@ final class CurlTransfer {
   /// `Content-Type: application/x-www-form-urlencoded` are suppressed unless the request sets
   /// them.
   private func configureHeaders(_ headers: HTTPHeaders, hasBody: Bool) throws(CourierError) {
-    var order: [HTTPHeaders.Name] = []
-    var values: [HTTPHeaders.Name: String] = [:]
-    for field in headers {
-      if let existing = values[field.name] {
-        values[field.name] = existing + (field.name == .cookie ? "; " : ", ") + field.value
-      } else {
-        order.append(field.name)
-        values[field.name] = field.value
-      }
-    }
-    var lines: [String] = []
-    lines.reserveCapacity(order.count + 2)
-    for name in order {
-      let value = values[name] ?? ""
+    // Straight from the fields into libcurl (which copies each line): no dictionary, no
+    // intermediate strings. Names repeat rarely and lists are short, so finding a name's other
+    // values by scanning costs less than hashing every name.
+    let fields = headers.fieldList
+    for (index, field) in fields.enumerated() {
+      // A name seen earlier was sent with all its values already.
+      if fields[..<index].contains(where: { $0.name == field.name }) { continue }
+      let separator = field.name == .cookie ? "; " : ", "
+      let later = fields[(index + 1)...].filter { $0.name == field.name }
+      var length = field.name.rawName.utf8.count + 2 + field.value.utf8.count
+      for other in later { length += separator.utf8.count + other.value.utf8.count }
       // "Name:" would remove libcurl's own header of that name; "Name;" sends it empty.
-      lines.append(value.isEmpty ? "\(name.rawName);" : "\(name.rawName): \(value)")
-    }
-    if hasBody, headers["Expect"] == nil { lines.append("Expect:") }
-    if hasBody, !headers.contains(.contentType) { lines.append("Content-Type:") }
-    for line in lines {
-      guard let list = curl_slist_append(headerList, line) else {
-        throw CourierError(
-          kind: .transport, debugMessage: "curl_slist_append failed", request: ticket.request,
-          attempts: 1, stage: "transport")
+      let empty = later.isEmpty && field.value.isEmpty
+      try withUnsafeTemporaryAllocation(of: CChar.self, capacity: length + 1) {
+        line throws(CourierError) in
+        var end = 0
+        func write(_ text: String) {
+          for byte in text.utf8 {
+            line[end] = CChar(bitPattern: byte)
+            end += 1
+          }
+        }
+        write(field.name.rawName)
+        write(empty ? ";" : ": ")
+        write(field.value)
+        for other in later {
+          write(separator)
+          write(other.value)
+        }
+        line[end] = 0
+        try appendHeaderLine(UnsafePointer(line.baseAddress))
       }
-      headerList = list
     }
+    if hasBody, headers["Expect"] == nil { try appendHeaderLine("Expect:") }
+    if hasBody, !headers.contains(.contentType) { try appendHeaderLine("Content-Type:") }
     if let headerList { try set(CURLOPT_HTTPHEADER, pointer: UnsafeRawPointer(headerList)) }
+  }
+
+  /// Adds one line (copied by libcurl) to the transfer's header list.
+  private func appendHeaderLine(_ line: UnsafePointer<CChar>?) throws(CourierError) {
+    guard let line, let list = curl_slist_append(headerList, line) else {
+      throw CourierError(
+        kind: .transport, debugMessage: "curl_slist_append failed", request: ticket.request,
+        attempts: 1, stage: "transport")
+    }
+    headerList = list
   }
 
   // MARK: Callbacks (loop thread)

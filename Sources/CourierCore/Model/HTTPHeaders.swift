@@ -233,6 +233,10 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
     return fields.contains { $0.name == name }
   }
 
+  /// The fields in order, as the list holds them (no copy): for transports that write them
+  /// out.
+  package var fieldList: [Field] { fields }
+
   /// The number of fields (a name with two values counts twice).
   public var count: Int { fields.count }
 
