@@ -33,9 +33,9 @@ import Foundation
 /// body fails with ``CourierError/Kind/corruptBody``.
 ///
 /// The endpoint's response checks (status, envelope) run on the decoded body: this middleware
-/// takes the `ResponseValidation` plan off the request it passes inward and runs it itself
-/// after decoding, so the checks never see compressed bytes, wherever the client put its
-/// `ResponseValidation`.
+/// says it decodes response bodies (``decodesResponseBodies``), so the client runs its
+/// `ResponseValidation` just outside it. If you place a `ResponseValidation` yourself, place
+/// it outside this middleware too.
 ///
 /// ```swift
 /// let client = Client(
@@ -81,15 +81,12 @@ public struct GzipMiddleware: Middleware, CustomStringConvertible {
       try outgoing.headers.set(.acceptEncoding, "gzip, deflate")
     }
     guard responseDecompression.isEnabled else { return try await next(outgoing) }
-    let plan = outgoing.attributes[ResponseValidationAttribute.self]
-    if plan != nil { outgoing.attributes.removeValue(for: ResponseValidationAttribute.self) }
-    let decoded = try decode(try await next(outgoing))
-    guard plan != nil else { return decoded }
-    // Run the endpoint's checks here, on the decoded body.
-    var validating = decoded.request
-    validating.attributes[ResponseValidationAttribute.self] = plan
-    return try await ResponseValidation().intercept(validating, next: Next { _ in decoded })
+    return try decode(try await next(outgoing))
   }
+
+  /// `true` while responses are decoded: the client then runs the response pipeline's checks
+  /// outside this middleware, on the decoded body.
+  public var decodesResponseBodies: Bool { responseDecompression.isEnabled }
 
   // MARK: - Requests
 

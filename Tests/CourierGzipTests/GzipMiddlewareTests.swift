@@ -1,6 +1,7 @@
 import CourierCore
 import CourierTesting
 import Foundation
+import Synchronization
 import Testing
 
 @testable import CourierGzip
@@ -140,6 +141,39 @@ struct GzipMiddlewareTests {
     #expect(decoded.response.body == Data(json.utf8))
     #expect(decoded.response.headers[.contentEncoding] == nil)
     #expect(decoded.response.headers[.contentLength] == String(json.utf8.count))
+  }
+
+  @Test("a business failure inside a gzip body reaches the middleware outside gzip as thrown")
+  func businessFailureInGzipBody() async throws {
+    let json = #"{"code":40101,"msg":"token expired"}"#
+    let compressed = try GzipCompressor.compress(Data(json.utf8))
+    let stub = StubTransport([
+      try stubResponse(
+        compressed, headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip")])
+    ])
+    /// Records what the layer outside gzip saw come back.
+    final class Outer: Middleware {
+      let seen = Mutex<CourierError?>(nil)
+      func intercept(_ request: Request, next: Next) async throws -> Response {
+        do {
+          return try await next(request)
+        } catch let error as CourierError {
+          seen.withLock { $0 = error }
+          throw error
+        }
+      }
+    }
+    let outer = Outer()
+    let client = Client(
+      baseURL: URL(string: "https://api.test/"), transport: stub,
+      middleware: [outer, GzipMiddleware()], pipeline: .envelope(.codeZero))
+    let error = await #expect(throws: CourierError.self) {
+      try await client.send(Endpoint<Name>(.get, "me"))
+    }
+    let seen = outer.seen.withLock { $0 }
+    #expect(seen?.kind == .business)
+    #expect(seen?.code == "40101")
+    #expect(error?.kind == .business)
   }
 
   @Test(

@@ -19,12 +19,23 @@ struct StandardClientTests {
     let client = Client.standard(transport: StubTransport())
     var expected = [
       "HeadersMiddleware", "RequestIDMiddleware", "RetryMiddleware", "ReachabilityMiddleware",
-      "TimeoutMiddleware", "LoggingMiddleware", "GzipMiddleware", "ResponseValidation",
+      // The response checks just outside gzip, so they read the decoded body.
+      "TimeoutMiddleware", "LoggingMiddleware", "ResponseValidation", "GzipMiddleware",
       "StubTransport",
     ]
     if SharedPathMonitor.system == nil { expected.removeAll { $0 == "ReachabilityMiddleware" } }
     #expect(Self.names(client) == expected)
     #expect(client.chainDescription.contains("LoggingMiddleware(none;"))
+    #expect(
+      client.chainDescription.contains(
+        "ResponseValidation(status and envelope checks of the response pipeline) — added by the client\n"
+          + "\(expected.count - 1). GzipMiddleware("))
+    // Without decoding, the checks go innermost.
+    let plain = Client.standard(transport: StubTransport()) {
+      $0.gzip = GzipMiddleware(responseDecompression: .disabled)
+    }
+    #expect(
+      Self.names(plain).suffix(3) == ["GzipMiddleware", "ResponseValidation", "StubTransport"])
     #expect(client.chainDescription.contains("TimeoutMiddleware(attempt 30 s; overall 60 s)"))
   }
 

@@ -25,12 +25,12 @@ extension Client {
   /// other secrets.
   public var chainDescription: String {
     var lines: [String] = []
-    for (index, middleware) in middleware.enumerated() {
-      lines.append("\(index + 1). \(DescriptionText.summary(of: middleware))")
-    }
-    if !middleware.contains(where: { $0 is ResponseValidation }) {
+    let placed = middleware.contains { $0 is ResponseValidation }
+    for (index, layer) in Self.withValidation(middleware).enumerated() {
+      let added = !placed && layer is ResponseValidation
       lines.append(
-        "\(middleware.count + 1). \(ResponseValidation().description) — added by the client")
+        "\(index + 1). \(DescriptionText.summary(of: layer))\(added ? " — added by the client" : "")"
+      )
     }
     lines.append("→ \(DescriptionText.summary(of: transport))")
     return lines.joined(separator: "\n")

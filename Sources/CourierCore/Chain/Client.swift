@@ -71,12 +71,20 @@ public final class Client: Sendable {
     self.decoder = decoder
     self.reasons = reasons
     self.locale = locale ?? reasons.bestLocale(for: ReasonCatalog.processPreferredLanguages)
-    // The response pipeline's checks run inside the chain, where the middleware put
-    // ResponseValidation, or else innermost.
-    let validates = middleware.contains { $0 is ResponseValidation }
-    self.chain = Chain.compose(
-      validates ? middleware : middleware + [ResponseValidation()], around: transport)
+    self.chain = Chain.compose(Self.withValidation(middleware), around: transport)
     self.base = baseURL.map { URLBuilder.Base($0, keepingResolvedURLs: true) }
+  }
+
+  /// The layers the chain runs: `middleware`, with a ``ResponseValidation`` where the
+  /// response pipeline's checks belong unless the caller placed one — innermost, or just
+  /// outside the first middleware that decodes response bodies
+  /// (``Middleware/decodesResponseBodies``), so the checks read decoded bytes.
+  static func withValidation(_ middleware: [any Middleware]) -> [any Middleware] {
+    guard !middleware.contains(where: { $0 is ResponseValidation }) else { return middleware }
+    var layers = middleware
+    let position = middleware.firstIndex { $0.decodesResponseBodies } ?? middleware.count
+    layers.insert(ResponseValidation(), at: position)
+    return layers
   }
 
   /// Sends a request through the middleware and the transport and returns the response,

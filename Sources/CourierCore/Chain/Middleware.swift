@@ -40,4 +40,16 @@
 public protocol Middleware: Sendable {
   /// Handles `request`, calling `next` zero or more times to run the rest of the chain.
   func intercept(_ request: Request, next: Next) async throws -> Response
+
+  /// Whether this middleware turns the bodies of responses into other bytes (decompression,
+  /// decryption), so that the response pipeline's checks must read its output, not its
+  /// input. The client then runs its ``ResponseValidation`` just outside the first such
+  /// middleware rather than innermost. Default `false`; `GzipMiddleware` says `true` while
+  /// it decodes responses.
+  var decodesResponseBodies: Bool { get }
+}
+
+extension Middleware {
+  /// `false`: most middleware leave response bodies as they are.
+  public var decodesResponseBodies: Bool { false }
 }
