@@ -72,7 +72,16 @@ public struct StandardMiddleware: Sendable {
   /// to `nil`.
   public var middleware: [any Middleware] {
     var chain: [any Middleware] = []
-    if let headers { chain.append(headers) }
+    if var headers {
+      // gzip's `Accept-Encoding` as a default: on the list HeadersMiddleware hands every
+      // request without headers of its own, not on a copy gzip makes per request.
+      if let gzip, gzip.responseDecompression.isEnabled,
+        !headers.defaults.contains(.acceptEncoding)
+      {
+        headers.defaults.set(.acceptEncoding, trustedValue: GzipMiddleware.acceptEncoding)
+      }
+      chain.append(headers)
+    }
     if let auth { chain.append(auth) }
     if let requestID { chain.append(requestID) }
     chain += perRequest

@@ -78,11 +78,14 @@ public struct GzipMiddleware: Middleware, CustomStringConvertible {
     var outgoing = request
     try compressBody(of: &outgoing)
     if responseDecompression.isEnabled && !outgoing.headers.contains(.acceptEncoding) {
-      try outgoing.headers.set(.acceptEncoding, "gzip, deflate")
+      outgoing.headers.set(.acceptEncoding, trustedValue: Self.acceptEncoding)
     }
     guard responseDecompression.isEnabled else { return try await next(outgoing) }
     return try decode(try await next(outgoing))
   }
+
+  /// `gzip, deflate`: the `Accept-Encoding` this middleware asks for when a request names none.
+  public static let acceptEncoding = "gzip, deflate"
 
   /// `true` while responses are decoded: the client then runs the response pipeline's checks
   /// outside this middleware, on the decoded body.
