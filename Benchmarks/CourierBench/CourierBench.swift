@@ -48,7 +48,7 @@ struct CourierBench {
     if runs("e2e") || runs("transports") {
       print()
       try await TransportBenchmark.run(
-        sequentialRounds: quick ? 20 : 150, concurrentRounds: quick ? 10 : 60)
+        sequentialRounds: quick ? 20 : 150, concurrentRounds: quick ? 3 : 15)
     }
     if runs("download") {
       print()

@@ -47,7 +47,11 @@ enum TransportBenchmark {
       try await withThrowingTaskGroup(of: Void.self) { group in
         for _ in 0..<tasks {
           group.addTask {
-            for _ in 0..<(sequentialRounds * 20) { try await row.send() }
+            // COURIER_BENCH_REQUESTS per task, or as many as a full table's rounds.
+            let count =
+              ProcessInfo.processInfo.environment["COURIER_BENCH_REQUESTS"].flatMap { Int($0) }
+              ?? sequentialRounds * 20
+            for _ in 0..<count { try await row.send() }
           }
         }
         try await group.waitForAll()
@@ -126,40 +130,54 @@ enum TransportBenchmark {
   static func measure(
     _ rows: [Row], title: String, concurrency: Int, rounds: Int, server: BenchServer
   ) async throws {
+    // Requests per task in a round of 16 at once: 40, so a round (~45 ms for CurlTransport)
+    // is long against its drain — the time between the first task finishing and the last,
+    // when fewer than 16 are in flight, printed below. With 10 per task (the earlier rounds,
+    // ~13 ms), the drain was 10–25 % of each CurlTransport round. COURIER_BENCH_PER_TASK
+    // changes it.
     let perWorker =
       concurrency == 1
       ? 20
-      : ProcessInfo.processInfo.environment["COURIER_BENCH_PER_TASK"].flatMap { Int($0) } ?? 10
+      : ProcessInfo.processInfo.environment["COURIER_BENCH_PER_TASK"].flatMap { Int($0) } ?? 40
     let requestsPerRound = concurrency * perWorker
-    func round(_ row: Row) async throws {
+    /// Runs one round of `row`; returns the share of its time after the first task finished.
+    func round(_ row: Row) async throws -> Double {
+      let start = ContinuousClock.now
       if concurrency == 1 {
         for _ in 0..<perWorker { try await row.send() }
-        return
+        return 0
       }
-      try await withThrowingTaskGroup(of: Void.self) { group in
+      return try await withThrowingTaskGroup(of: ContinuousClock.Instant.self) { group in
         for _ in 0..<concurrency {
-          group.addTask { for _ in 0..<perWorker { try await row.send() } }
+          group.addTask {
+            for _ in 0..<perWorker { try await row.send() }
+            return ContinuousClock.now
+          }
         }
-        try await group.waitForAll()
+        var ends: [ContinuousClock.Instant] = []
+        for try await end in group { ends.append(end) }
+        guard let first = ends.min(), let last = ends.max(), last > start else { return 0 }
+        return Measure.nanoseconds(last - first) / Measure.nanoseconds(last - start)
       }
     }
     let connectionsBefore = server.connectionCounts()
     // Warm up: connections, caches, lazy initialisation.
     for _ in 0..<5 {
-      for row in rows { try await round(row) }
+      for row in rows { _ = try await round(row) }
     }
     var rates = Array(repeating: [Double](), count: rows.count)
     var cpu = Array(repeating: [Double](), count: rows.count)
     var totals = Array(repeating: 0.0, count: rows.count)
     var clientCPU = Array(repeating: 0.0, count: rows.count)
     var serverCPU = Array(repeating: 0.0, count: rows.count)
+    var drains = Array(repeating: [Double](), count: rows.count)
     for index in 0..<rounds {
       for offset in 0..<rows.count {
         let row = (index + offset) % rows.count
         let serverBefore = server.serverCPUNanoseconds()
         let cpuBefore = Measure.processCPUTime()
         let start = ContinuousClock.now
-        try await round(rows[row])
+        drains[row].append(try await round(rows[row]))
         let elapsed = Measure.nanoseconds(ContinuousClock.now - start)
         let used = Measure.processCPUTime() - cpuBefore
         if let serverBefore, let serverAfter = server.serverCPUNanoseconds() {
@@ -212,6 +230,12 @@ enum TransportBenchmark {
           + "+ nginx \(Measure.format(server)) CPU µs/request; the machine was "
           + "\(Measure.format(use * 100)) % busy (\(Int(cores)) cores)"
       }()
+    if concurrency > 1 {
+      print(
+        "CurlTransport's rounds: fewer than \(concurrency) in flight (after the first task "
+          + "finished) for \(Measure.format(Measure.median(drains[2]) * 100)) % of a round "
+          + "(median); \(perWorker) requests per task  ")
+    }
     print(serverShare.isEmpty ? "" : serverShare + "\n")
   }
 }
