@@ -133,8 +133,8 @@ enum TransportBenchmark {
     // Requests per task in a round of 16 at once: 40, so a round (~45 ms for CurlTransport)
     // is long against its drain — the time between the first task finishing and the last,
     // when fewer than 16 are in flight, printed below. With 10 per task (the earlier rounds,
-    // ~13 ms), the drain was about 10 % of each CurlTransport round, against 3 % with 40. COURIER_BENCH_PER_TASK
-    // changes it.
+    // ~13 ms), the drain was about 10 % of each CurlTransport round, against 3 % with 40.
+    // COURIER_BENCH_PER_TASK changes it.
     let perWorker =
       concurrency == 1
       ? 20
