@@ -210,7 +210,7 @@ enum TransportBenchmark {
     print(
       "\nCurlTransport / plain URLSession: \(Measure.format(speedup, decimals: 2))× (goal ≥ "
         + "\(Measure.format(goal, decimals: 1))×: \(speedup >= goal ? "met" : "missed")); "
-        + "CPU per request \(Measure.format(cpuShare, decimals: 2)) of URLSession's (goal ≤ 0.25: "
+        + "CPU per request \(Measure.format(cpuShare, decimals: 3)) of URLSession's (goal ≤ 0.25: "
         + "\(cpuShare <= 0.25 ? "met" : "missed"))  ")
     print(
       "Courier on CurlTransport / Courier on URLSessionTransport: "
