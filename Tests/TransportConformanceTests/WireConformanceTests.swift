@@ -202,6 +202,20 @@ struct WireConformanceTests {
     #expect(recorded.header("Accept") == "text/plain")
   }
 
+  @Test("a header with an empty value is sent, empty", arguments: TransportKind.wire)
+  func emptyHeaderValue(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    fixture.server.enqueue(MockResponse(status: 204))
+    var request = Request(url: fixture.server.url("h"))
+    try request.headers.add("X-Empty", "")
+    try request.headers.add("X-After", "1")
+    _ = try await fixture.client.send(request)
+    let recorded = try await fixture.server.takeRequest()
+    #expect(recorded.headers.filter { $0.name.lowercased() == "x-empty" }.map(\.value) == [""])
+    #expect(recorded.header("X-After") == "1")
+  }
+
   @Test(
     "a non-ASCII header value is refused before the wire; received ones keep their UTF-8",
     arguments: TransportKind.wire)
