@@ -85,6 +85,11 @@ public struct RetryMiddleware: Middleware {
       do {
         var response = try await next(attemptRequest)
         response.attempts = attempt
+        // The common case, a response whose status is not retried, goes straight back:
+        // `decide` would say the same after copying it into a `Result` and out again.
+        guard mayRetry, attempt < policy.maximumAttempts,
+          policy.retryableStatuses.contains(response.status)
+        else { return response }
         outcome = .success(response)
       } catch {
         var failure = CourierError(error, request: attemptRequest)
