@@ -120,8 +120,10 @@ enum URLBuilder {
 
   /// Whether `scheme` is `http` or `https`, in any case; `false` for `nil`.
   static func isHTTP(scheme: String?) -> Bool {
-    guard let scheme else { return false }
-    return isHTTP(scheme: scheme.utf8)
+    guard var scheme else { return false }
+    // Over the contiguous bytes: zipping two UTF-8 views cost more than the check (it runs
+    // for every request).
+    return scheme.withUTF8 { isHTTP(scheme: $0) }
   }
 
   /// Throws ``CourierError/Kind/invalidRequest`` unless `url` is `http` or `https`: Courier's

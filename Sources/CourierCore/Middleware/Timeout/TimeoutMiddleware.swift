@@ -126,6 +126,8 @@ public struct TimeoutMiddleware: Middleware {
   /// `package` so that `courier-bench` measures other timeout designs on the same rules.
   package func prepareAttempt(_ request: inout Request) -> (limit: Duration, overall: Duration?)? {
     var deadline = request.attributes[DeadlineAttribute.self]
+    // A deadline made just now has all of its limit left: no second clock read.
+    var fresh: Duration?
     if deadline == nil,
       let overall = request.attributes[OverallTimeoutAttribute.self] ?? overallTimeout
     {
@@ -134,11 +136,12 @@ public struct TimeoutMiddleware: Middleware {
       case .clock: deadline = self.deadline(overall)
       }
       request.attributes[DeadlineAttribute.self] = deadline
+      fresh = max(.zero, overall)
     }
     var limit = request.timeout ?? attemptTimeout
     var overall: Duration?
     if let deadline {
-      let remaining = deadline.remaining
+      let remaining = fresh ?? deadline.remaining
       if limit.map({ remaining < $0 }) ?? true {
         limit = remaining
         overall = deadline.limit
