@@ -1,4 +1,4 @@
-/// Composes middleware around a transport into one function, once.
+/// Composes middleware around a transport into a chain of ``Next`` links, once.
 enum Chain {
   typealias Handler = @Sendable (Request) async throws -> Response
 
@@ -6,9 +6,9 @@ enum Chain {
   /// wraps what it throws in a ``CourierError`` naming itself as the stage, unless an inner
   /// layer already did. The innermost layer refuses any URL scheme but `http` and `https`
   /// before the transport sees the request.
-  static func compose(_ middleware: [any Middleware], around transport: any Transport) -> Handler {
+  static func compose(_ middleware: [any Middleware], around transport: any Transport) -> Next {
     let observes = transport.observesRequestCancellation
-    var handler: Handler = { request in
+    let handler: Handler = { request in
       do {
         try URLBuilder.checkScheme(of: request.url)
         guard let token = RequestCancellation.current else {
@@ -29,19 +29,10 @@ enum Chain {
         throw wrapped
       }
     }
+    var next = Next(handler)
     for layer in middleware.reversed() {
-      let next = Next(handler)
-      let stage = "middleware \(type(of: layer))"
-      handler = { request in
-        do {
-          return try await layer.intercept(request, next: next)
-        } catch {
-          // A middleware's own error is not a network failure: unless it says otherwise (a
-          // CourierError, a cancellation), it is kind `middleware`.
-          throw CourierError(error, request: request, stage: stage, otherwise: .middleware)
-        }
-      }
+      next = Next(layer, before: next, stage: "middleware \(type(of: layer))")
     }
-    return handler
+    return next
   }
 }

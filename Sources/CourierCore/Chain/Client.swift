@@ -37,7 +37,7 @@ public final class Client: Sendable {
   /// The language of error reasons, a locale of ``reasons`` such as `"en"` or `"zh-Hans"`.
   public let locale: String
 
-  private let chain: Chain.Handler
+  private let chain: Next
   private let base: URLBuilder.Base?
   private let inFlight = InFlightRequests()
 
