@@ -111,11 +111,7 @@ enum URLBuilder {
 
   /// Whether `scheme` is `http` or `https`, in any case.
   static func isHTTP(scheme: some Collection<UInt8>) -> Bool {
-    guard scheme.count == 4 || scheme.count == 5 else { return false }
-    for (byte, expected) in zip(scheme, "https".utf8) where ASCII.lowercased(byte) != expected {
-      return false
-    }
-    return true
+    ASCII.equalIgnoringCase(scheme, "http".utf8) || ASCII.equalIgnoringCase(scheme, "https".utf8)
   }
 
   /// Whether `scheme` is `http` or `https`, in any case; `false` for `nil`.

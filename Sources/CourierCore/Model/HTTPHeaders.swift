@@ -54,16 +54,10 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
       guard lhs.count == rhs.count else { return false }
       // Native strings are contiguous: compare the bytes in place.
       let fast = lhs.withContiguousStorageIfAvailable { left in
-        rhs.withContiguousStorageIfAvailable { right in
-          for index in 0..<left.count
-          where ASCII.lowercased(left[index]) != ASCII.lowercased(right[index]) {
-            return false
-          }
-          return true
-        }
+        rhs.withContiguousStorageIfAvailable { right in ASCII.equalIgnoringCase(left, right) }
       }
       if let fast = fast ?? nil { return fast }
-      return zip(lhs, rhs).allSatisfy { ASCII.lowercased($0) == ASCII.lowercased($1) }
+      return ASCII.equalIgnoringCase(lhs, rhs)
     }
 
     /// `Accept`
@@ -270,8 +264,14 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
   /// from received fields may not be.
   package var isSendable: Bool {
     fields.allSatisfy { field in
-      field.value.utf8.allSatisfy { ($0 >= 0x20 || $0 == 0x09) && $0 < 0x7F }
+      !field.value.utf8.contains { Self.isForbidden($0, sending: true) }
     }
+  }
+
+  /// Whether a value may not hold `byte`: a control character other than tab, DEL, and, in
+  /// a value to be sent, anything above ASCII (the rules `validatedValue` enforces).
+  private static func isForbidden(_ byte: UInt8, sending: Bool) -> Bool {
+    (byte < 0x20 && byte != 0x09) || byte == 0x7F || (sending && byte >= 0x80)
   }
 
   /// Appends a field received from a peer that already enforced the HTTP grammar (a transport).
@@ -333,11 +333,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
 
     init(_ bytes: UnsafeBufferPointer<UInt8>, sending: Bool) {
       var clean = true
-      for byte in bytes {
-        // Control characters but tab, DEL, and (when sending) anything above ASCII.
-        let control = (byte < 0x20 && byte != 0x09) || byte == 0x7F
-        clean = clean && !control && !(sending && byte >= 0x80)
-      }
+      for byte in bytes { clean = clean && !HTTPHeaders.isForbidden(byte, sending: sending) }
       if let first = bytes.first, first == 0x20 || first == 0x09 { clean = false }
       if let last = bytes.last, last == 0x20 || last == 0x09 { clean = false }
       isClean = clean

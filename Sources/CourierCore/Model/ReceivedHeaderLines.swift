@@ -50,14 +50,10 @@ package enum ReceivedHeaderLines {
   /// Where the value starts in `line` (just after the colon) when `line` is a field named
   /// `name`, compared ignoring ASCII case; `nil` for any other line.
   package static func valueStart(in line: UnsafeRawBufferPointer, named name: String) -> Int? {
-    var index = 0
-    for byte in name.utf8 {
-      guard index < line.count, ASCII.lowercased(line[index]) == ASCII.lowercased(byte) else {
-        return nil
-      }
-      index += 1
-    }
-    guard index < line.count, line[index] == UInt8(ascii: ":") else { return nil }
+    let index = name.utf8.count
+    guard index < line.count, line[index] == UInt8(ascii: ":"),
+      ASCII.equalIgnoringCase(line[..<index], name.utf8)
+    else { return nil }
     return index + 1
   }
 

@@ -40,6 +40,17 @@ package enum ASCII {
   package static func lowercased(_ byte: UInt8) -> UInt8 {
     byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte
   }
+  /// Whether `lhs` and `rhs` hold the same bytes, ignoring ASCII case. Specialised for the
+  /// buffers it is called with: over contiguous bytes it costs a loop, where zipping two
+  /// `String.UTF8View`s cost more than the comparison.
+  package static func equalIgnoringCase<L: Collection<UInt8>, R: Collection<UInt8>>(
+    _ lhs: L, _ rhs: R
+  ) -> Bool {
+    guard lhs.count == rhs.count else { return false }
+    var right = rhs.makeIterator()
+    for byte in lhs where lowercased(byte) != right.next().map(lowercased) { return false }
+    return true
+  }
 
   /// The value of a hexadecimal digit, or `nil`.
   @inline(__always)

@@ -131,10 +131,7 @@ public struct TimeoutMiddleware: Middleware {
     if deadline == nil,
       let overall = request.attributes[OverallTimeoutAttribute.self] ?? overallTimeout
     {
-      switch timer {
-      case .thread: deadline = Deadline(after: overall)
-      case .clock: deadline = self.deadline(overall)
-      }
+      deadline = self.deadline(overall)
       request.attributes[DeadlineAttribute.self] = deadline
       fresh = max(.zero, overall)
     }
