@@ -312,6 +312,12 @@ public struct URLSessionTransport: Transport {
     public var observesRequestCancellation: Bool { true }
   #endif
 
+  /// `true`: URLSession asks for compressed responses on every request and decodes them
+  /// itself (on Linux libcurl's `deflate, gzip, br, zstd`, with no option to turn it off;
+  /// on Apple platforms `gzip, deflate, br`), so `Client.standard` does not send
+  /// `GzipMiddleware`'s `Accept-Encoding` over it.
+  public var requestsCompressedResponses: Bool { true }
+
   /// The `URLRequest` for `request`.
   ///
   /// A name with several values is set once, its values joined in order: `Cookie` with `"; "`
@@ -325,18 +331,27 @@ public struct URLSessionTransport: Transport {
       urlRequest.httpMethod = request.method.rawValue
     }
     let headers = request.headers
-    var position = 0
-    for field in headers {
-      defer { position += 1 }
-      // A repeated name was set with its first occurrence.
-      if headers.prefix(position).contains(where: { $0.name == field.name }) { continue }
-      var value = field.value
-      let separator = field.name == .cookie ? "; " : ", "
-      for later in headers.dropFirst(position + 1) where later.name == field.name {
-        value += separator
-        value += later.value
+    if !headers.isEmpty {
+      // All fields in one assignment: `setValue(_:forHTTPHeaderField:)` capitalizes the name
+      // through `NSString` and copies the whole dictionary out and back for every field, a few
+      // microseconds each on Linux. Names are capitalized here as it would have done, so a
+      // name meets a session's `httpAdditionalHeaders` the same way as before.
+      var fields: [String: String] = [:]
+      fields.reserveCapacity(headers.count)
+      var position = 0
+      for field in headers {
+        defer { position += 1 }
+        // A repeated name was set with its first occurrence.
+        if headers.prefix(position).contains(where: { $0.name == field.name }) { continue }
+        var value = field.value
+        let separator = field.name == .cookie ? "; " : ", "
+        for later in headers.dropFirst(position + 1) where later.name == field.name {
+          value += separator
+          value += later.value
+        }
+        fields[Self.capitalized(field.name.rawName)] = value
       }
-      urlRequest.setValue(value, forHTTPHeaderField: field.name.rawName)
+      urlRequest.allHTTPHeaderFields = fields
     }
     if let timeout = request.timeout {
       let seconds =
@@ -352,6 +367,29 @@ public struct URLSessionTransport: Transport {
       #endif
     }
     return urlRequest
+  }
+
+  /// `name` (an ASCII token) as Foundation's `capitalized` writes it: a letter that follows
+  /// a letter in lower case, any other letter in upper case (`x-api-key` → `X-Api-Key`,
+  /// `WWW-Authenticate` → `Www-Authenticate`, `a1b2` → `A1B2`).
+  static func capitalized(_ name: String) -> String {
+    var name = name
+    return name.withUTF8 { bytes in
+      String(unsafeUninitializedCapacity: bytes.count) { buffer in
+        var inWord = false
+        for (index, byte) in bytes.enumerated() {
+          let lower = byte | 0x20
+          if lower >= UInt8(ascii: "a") && lower <= UInt8(ascii: "z") {
+            buffer[index] = inWord ? lower : lower & ~0x20
+            inWord = true
+          } else {
+            buffer[index] = byte
+            inWord = false
+          }
+        }
+        return bytes.count
+      }
+    }
   }
 
   /// The response's headers, converted only when first read (the conversion bridges every

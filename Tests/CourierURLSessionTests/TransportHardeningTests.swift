@@ -146,6 +146,28 @@ struct TransportHardeningTests {
     #expect(SetCookieSplitter.split(merged) == cookies)
   }
 
+  @Test("request fields go to URLRequest at once, names capitalized as Foundation does")
+  func requestFieldsCapitalized() throws {
+    let names = [
+      "x-api-key", "WWW-Authenticate", "traceparent", "X-B3-TraceId", "content-md5",
+      "x-2fa", "a1b2c3", "ACCEPT", "x--y", "x_y.z", "te", "9x",
+    ]
+    for name in names {
+      #expect(URLSessionTransport.capitalized(name) == name.capitalized, "\(name)")
+    }
+    var request = Request(url: try #require(URL(string: "http://127.0.0.1/x")))
+    try request.headers.add("x-api-key", "k")
+    try request.headers.add("Cookie", "a=1")
+    try request.headers.add("X-Tag", "one")
+    try request.headers.add("cookie", "b=2")
+    try request.headers.add("x-tag", "two")
+    let urlRequest = URLSessionTransport.urlRequest(for: request)
+    #expect(
+      urlRequest.allHTTPHeaderFields
+        == ["X-Api-Key": "k", "Cookie": "a=1; b=2", "X-Tag": "one, two"])
+    #expect(urlRequest.value(forHTTPHeaderField: "x-tag") == "one, two")
+  }
+
   // MARK: IPv6
 
   /// A host name this machine resolves to `::1`, if any. URLSession on Linux refuses IPv6
