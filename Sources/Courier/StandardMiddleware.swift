@@ -75,7 +75,7 @@ public struct StandardMiddleware: Sendable {
     if var headers {
       // gzip's `Accept-Encoding` as a default: on the list HeadersMiddleware hands every
       // request without headers of its own, not on a copy gzip makes per request.
-      if let gzip, gzip.responseDecompression.isEnabled,
+      if let gzip, gzip.responseDecompression.isEnabled, gzip.addsAcceptEncoding,
         !headers.defaults.contains(.acceptEncoding)
       {
         headers.defaults.set(.acceptEncoding, trustedValue: GzipMiddleware.acceptEncoding)
@@ -119,7 +119,10 @@ extension Client {
   ///   - decoder: For JSON responses.
   ///   - reasons: Error texts; default ``ReasonCatalog/standard``.
   ///   - locale: The language of reasons; default: the best match for the process.
-  ///   - configure: Changes the middleware before the client is built.
+  ///   - configure: Changes the middleware before the client is built. Over a transport that
+  ///     asks for compressed responses itself (`Transport.requestsCompressedResponses`, as
+  ///     URLSession does), `gzip` arrives with `addsAcceptEncoding` off: the transport's own
+  ///     `Accept-Encoding` is sent, and gzip still decodes what the transport left encoded.
   public static func standard(
     baseURL: URL? = nil,
     transport: any Transport = URLSessionTransport(),
@@ -131,6 +134,9 @@ extension Client {
     configure: (inout StandardMiddleware) -> Void = { _ in }
   ) -> Client {
     var standard = StandardMiddleware()
+    // A transport that asks for compressed responses itself (URLSession) keeps its own
+    // Accept-Encoding; `configure` may still turn gzip's back on.
+    standard.gzip?.addsAcceptEncoding = !transport.requestsCompressedResponses
     configure(&standard)
     return Client(
       baseURL: baseURL, transport: transport, middleware: standard.middleware,

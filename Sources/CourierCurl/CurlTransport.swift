@@ -141,6 +141,10 @@ public final class CurlTransport: Transport, CustomStringConvertible {
   /// `RequestCancellation.current`, without a task per request.
   public var observesRequestCancellation: Bool { true }
 
+  /// `true` with ``Configuration/ContentDecoding/automatic``, when libcurl adds its own
+  /// `Accept-Encoding` and decodes; `false` by default, when `GzipMiddleware` asks and decodes.
+  public var requestsCompressedResponses: Bool { configuration.contentDecoding.automatic }
+
   /// Fails every request in flight with kind ``CourierError/Kind/cancelled`` (its debug
   /// description says the transport was shut down), closes every connection, and joins the
   /// event-loop thread before returning. Every later ``send(_:)`` fails with kind

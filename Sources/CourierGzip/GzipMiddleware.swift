@@ -15,7 +15,9 @@ import Foundation
 /// File bodies (`RequestBody.file`) are sent as they are: compressing them would mean reading
 /// the whole file into memory, which is what a file body exists to avoid.
 ///
-/// A request without `Accept-Encoding` gets `Accept-Encoding: gzip, deflate`.
+/// A request without `Accept-Encoding` gets `Accept-Encoding: gzip, deflate`, unless
+/// ``addsAcceptEncoding`` is off (as `Client.standard` sets it over a transport that asks for
+/// compressed responses by itself, such as URLSession).
 ///
 /// ## Responses
 /// A response is decoded only when its `Content-Encoding` is `gzip`, `x-gzip` or `deflate`
@@ -51,6 +53,12 @@ public struct GzipMiddleware: Middleware, CustomStringConvertible {
   public var requestCompression: RequestCompression
   /// Whether and within which limit responses are decoded.
   public var responseDecompression: ResponseDecompression
+  /// Whether a request without `Accept-Encoding` gets ``acceptEncoding`` while responses are
+  /// decoded; default `true`. `Client.standard` turns it off over a transport that asks for
+  /// compressed responses by itself (`Transport.requestsCompressedResponses`: URLSession,
+  /// or `CurlTransport` with `contentDecoding: .automatic`), whose own value a second one
+  /// would only replace.
+  public var addsAcceptEncoding: Bool
 
   /// Creates the middleware.
   ///
@@ -59,17 +67,23 @@ public struct GzipMiddleware: Middleware, CustomStringConvertible {
   ///     in are compressed, from 1 KiB.
   ///   - responseDecompression: Default ``ResponseDecompression/standard``: gzip and deflate
   ///     are decoded up to 32 MiB and 100× (past 1 MiB).
+  ///   - addsAcceptEncoding: Default `true`: a request without `Accept-Encoding` gets
+  ///     ``acceptEncoding`` while responses are decoded.
   public init(
     requestCompression: RequestCompression = .disabled,
-    responseDecompression: ResponseDecompression = .standard
+    responseDecompression: ResponseDecompression = .standard,
+    addsAcceptEncoding: Bool = true
   ) {
     self.requestCompression = requestCompression
     self.responseDecompression = responseDecompression
+    self.addsAcceptEncoding = addsAcceptEncoding
   }
 
   /// The settings on one line, for a client's chain description.
   public var description: String {
-    "GzipMiddleware(compress requests: \(requestCompression); decode: \(responseDecompression))"
+    "GzipMiddleware(compress requests: \(requestCompression); decode: \(responseDecompression)"
+      + (addsAcceptEncoding || !responseDecompression.isEnabled
+        ? ")" : "; Accept-Encoding: the transport's)")
   }
 
   /// Compresses the request body when the settings say so, sends it on, and decodes the
@@ -77,7 +91,9 @@ public struct GzipMiddleware: Middleware, CustomStringConvertible {
   public func intercept(_ request: Request, next: Next) async throws -> Response {
     var outgoing = request
     try compressBody(of: &outgoing)
-    if responseDecompression.isEnabled && !outgoing.headers.contains(.acceptEncoding) {
+    if responseDecompression.isEnabled && addsAcceptEncoding
+      && !outgoing.headers.contains(.acceptEncoding)
+    {
       outgoing.headers.set(.acceptEncoding, trustedValue: Self.acceptEncoding)
     }
     guard responseDecompression.isEnabled else { return try await next(outgoing) }

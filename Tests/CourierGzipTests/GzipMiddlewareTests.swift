@@ -114,12 +114,16 @@ struct GzipMiddlewareTests {
     #expect(request.body.data == random)
   }
 
-  @Test("Accept-Encoding: gzip, deflate is added only when absent")
+  @Test("Accept-Encoding: gzip, deflate is added only when absent, and not when turned off")
   func acceptEncoding() async throws {
     let added = try await sent(Data())
     #expect(added.headers[.acceptEncoding] == "gzip, deflate")
     let kept = try await sent(Data()) { $0.header(.acceptEncoding, "br") }
     #expect(kept.headers.values(for: .acceptEncoding) == ["br"])
+    // Left to a transport that asks by itself; responses are still decoded.
+    let leftOut = try await sent(Data(), middleware: GzipMiddleware(addsAcceptEncoding: false))
+    #expect(leftOut.headers[.acceptEncoding] == nil)
+    #expect(GzipMiddleware(addsAcceptEncoding: false).decodesResponseBodies)
   }
 
   // MARK: Responses
@@ -287,6 +291,9 @@ struct GzipMiddlewareTests {
       GzipMiddleware(
         requestCompression: .enabled(threshold: 4096), responseDecompression: .disabled
       ).description == "GzipMiddleware(compress requests: on (≥ 4 KiB); decode: off)")
+    #expect(
+      GzipMiddleware(addsAcceptEncoding: false).description.hasSuffix(
+        "ratio 100×; Accept-Encoding: the transport's)"))
   }
 }
 

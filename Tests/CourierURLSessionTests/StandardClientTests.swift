@@ -72,6 +72,49 @@ struct StandardClientTests {
     #expect(client.chainDescription.contains("LoggingMiddleware(basic;"))
   }
 
+  @Test("Accept-Encoding: gzip's over a transport that asks for nothing, URLSession's own over it")
+  func acceptEncoding() async throws {
+    // The stub asks for nothing itself: the preset sends gzip's value.
+    let stub = StubTransport()
+    stub.enqueue(.json("{}"))
+    _ = try await Client.standard(baseURL: URL(string: "http://stub.test/"), transport: stub)
+      .send(Request(url: try #require(URL(string: "http://stub.test/a"))))
+    #expect(stub.requests.last?.headers[.acceptEncoding] == GzipMiddleware.acceptEncoding)
+    #expect(!StubTransport().requestsCompressedResponses)
+    #expect(!CurlTransport().requestsCompressedResponses)
+    #expect(
+      CurlTransport(configuration: .init(contentDecoding: .automatic))
+        .requestsCompressedResponses)
+
+    // URLSession asks by itself: its own value goes out, and a gzip body still decodes once.
+    let server = try MockServer()
+    defer { server.shutdown() }
+    let transport = URLSessionTransport()
+    defer { transport.shutdown() }
+    #expect(transport.requestsCompressedResponses)
+    let client = Client.standard(baseURL: server.baseURL, transport: transport)
+    #expect(client.chainDescription.contains("Accept-Encoding: the transport's)"))
+    #expect(!client.chainDescription.contains("defaults: User-Agent, Accept, Accept-Encoding"))
+    let json = Data(#"{"name":"Li"}"#.utf8)
+    server.enqueue(
+      MockResponse(status: 200, body: try GzipCompressor.compress(json, format: .gzip))
+        .addingHeader("Content-Encoding", "gzip"))
+    let response = try await client.send(Request(url: server.url("/me")))
+    #expect(response.body == json)
+    let own = try #require(try await server.takeRequest().header("Accept-Encoding"))
+    #expect(own != GzipMiddleware.acceptEncoding)
+    #expect(own.contains("gzip"))
+
+    // `configure` can still ask for gzip's value.
+    let asking = Client.standard(baseURL: server.baseURL, transport: transport) {
+      $0.gzip?.addsAcceptEncoding = true
+    }
+    server.enqueue(.text("plain"))
+    _ = try await asking.send(Request(url: server.url("/again")))
+    #expect(
+      try await server.takeRequest().header("Accept-Encoding") == GzipMiddleware.acceptEncoding)
+  }
+
   @Test("over URLSession and MockServer: a 503 is retried and a gzip body decodes, once")
   func endToEnd() async throws {
     let server = try MockServer()
