@@ -378,14 +378,8 @@ public struct URLSessionTransport: Transport {
       String(unsafeUninitializedCapacity: bytes.count) { buffer in
         var inWord = false
         for (index, byte) in bytes.enumerated() {
-          let lower = byte | 0x20
-          if lower >= UInt8(ascii: "a") && lower <= UInt8(ascii: "z") {
-            buffer[index] = inWord ? lower : lower & ~0x20
-            inWord = true
-          } else {
-            buffer[index] = byte
-            inWord = false
-          }
+          buffer[index] = inWord ? ASCII.lowercased(byte) : ASCII.uppercased(byte)
+          inWord = ASCII.isLetter(byte)
         }
         return bytes.count
       }

@@ -40,6 +40,13 @@ package enum ASCII {
   package static func lowercased(_ byte: UInt8) -> UInt8 {
     byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte
   }
+
+  /// The byte with `a`–`z` raised; every other byte unchanged.
+  @inline(__always)
+  package static func uppercased(_ byte: UInt8) -> UInt8 {
+    byte &- UInt8(ascii: "a") < 26 ? byte & ~0x20 : byte
+  }
+
   /// Whether `lhs` and `rhs` hold the same bytes, ignoring ASCII case. Specialised for the
   /// buffers it is called with: over contiguous bytes it costs a loop, where zipping two
   /// `String.UTF8View`s cost more than the comparison.
