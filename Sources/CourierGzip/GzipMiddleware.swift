@@ -136,12 +136,20 @@ public struct GzipMiddleware: Middleware, CustomStringConvertible {
     {
       return response
     }
-    guard let coding = Self.contentCoding(response.headers) else { return response }
+    guard let encoding = response.headers[.contentEncoding] else { return response }
     var response = response
     let body = response.body
     let declaredLength = response.headers[.contentLength].flatMap { Int($0) }
     // A Content-Length that disagrees with the body means the transport decoded it already.
     let transportDecoded = declaredLength.map { $0 != body.count } ?? false
+    guard let coding = Self.contentCoding(named: encoding) else {
+      // A coding this middleware does not decode (`br`, `zstd`) stays as it came, unless the
+      // transport decoded it (URLSession asks for both): then the headers are made true too.
+      guard transportDecoded else { return response }
+      response.headers.remove(.contentEncoding)
+      try response.headers.set(.contentLength, String(body.count))
+      return response
+    }
     if !transportDecoded && !body.isEmpty {
       do {
         if let decoded = try Self.decodeIfEncoded(
@@ -163,9 +171,8 @@ public struct GzipMiddleware: Middleware, CustomStringConvertible {
     return response
   }
 
-  /// The coding named by `Content-Encoding` when it is one this middleware decodes.
-  static func contentCoding(_ headers: HTTPHeaders) -> GzipFormat? {
-    guard let value = headers[.contentEncoding] else { return nil }
+  /// The coding a `Content-Encoding` value names when it is one this middleware decodes.
+  static func contentCoding(named value: String) -> GzipFormat? {
     switch value.trimmingCharacters(in: .whitespaces).lowercased() {
     case "gzip", "x-gzip": return .gzip
     case "deflate": return .deflate

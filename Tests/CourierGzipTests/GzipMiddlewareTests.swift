@@ -235,6 +235,35 @@ struct GzipMiddlewareTests {
     #expect(response.headers[.contentEncoding] == nil)
   }
 
+  @Test("a coding gzip does not decode stays as it came; headers fixed if the transport decoded")
+  func otherCodings() async throws {
+    let client = { (stub: StubTransport) in
+      Client(
+        baseURL: URL(string: "https://api.test/"), transport: stub, middleware: [GzipMiddleware()])
+    }
+    let url = try #require(URL(string: "https://api.test/x"))
+    // URLSession decoded a br body: the compressed Content-Length no longer fits it.
+    let decoded = try await client(
+      StubTransport([
+        try stubResponse(text, headers: [("Content-Encoding", "br"), ("Content-Length", "17")])
+      ])
+    ).send(Request(url: url))
+    #expect(decoded.body == text)
+    #expect(decoded.headers[.contentEncoding] == nil)
+    #expect(decoded.headers[.contentLength] == String(text.count))
+    // Still encoded (the lengths agree): nothing is touched.
+    let raw = Data([0x0b, 0x02, 0x80, 0x68, 0x69, 0x03])
+    let kept = try await client(
+      StubTransport([
+        try stubResponse(
+          raw, headers: [("Content-Encoding", "br"), ("Content-Length", String(raw.count))])
+      ])
+    ).send(Request(url: url))
+    #expect(kept.body == raw)
+    #expect(kept.headers[.contentEncoding] == "br")
+    #expect(kept.headers[.contentLength] == String(raw.count))
+  }
+
   @Test("a truncated gzip response is corruptBody with the raw response kept")
   func truncatedResponse() async throws {
     let compressed = try GzipCompressor.compress(text).dropLast(10)
