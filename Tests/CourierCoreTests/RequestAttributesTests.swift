@@ -89,4 +89,58 @@ struct RequestAttributesTests {
     #expect(attributes[LimitKey.self] == .seconds(1))
     #expect(attributes.count == 3)
   }
+
+  @Test(
+    "the keys kept inline (attempt, timeout, deadline, request id) behave like every other key")
+  func inlineKeys() throws {
+    var attributes = RequestAttributes()
+    #expect(attributes[AttemptAttribute.self] == 1)
+    #expect(attributes[TimeoutAttribute.self] == nil)
+    #expect(!attributes.contains(TimeoutAttribute.self))
+    let trace = TraceContext.random()
+    let deadline = Deadline(after: .seconds(5))
+    attributes[AttemptAttribute.self] = 3
+    attributes[TimeoutAttribute.self] = .seconds(2)
+    attributes[DeadlineAttribute.self] = deadline
+    attributes[RequestIDAttribute.self] = trace
+    attributes[NameKey.self] = "listed"
+    #expect(attributes[AttemptAttribute.self] == 3)
+    #expect(attributes[TimeoutAttribute.self] == .seconds(2))
+    #expect(attributes[DeadlineAttribute.self]?.limit == .seconds(5))
+    #expect(attributes[RequestIDAttribute.self] == trace)
+    #expect(attributes.count == 5)
+    // A copy changed later leaves the original as it was.
+    var copy = attributes
+    copy[AttemptAttribute.self] = 4
+    copy.removeValue(for: RequestIDAttribute.self)
+    #expect(attributes[AttemptAttribute.self] == 4 - 1)
+    #expect(attributes[RequestIDAttribute.self] == trace)
+    #expect(copy[RequestIDAttribute.self] == nil)
+    #expect(!copy.contains(RequestIDAttribute.self))
+    #expect(copy.count == 4)
+    // An explicit nil is stored, not a removal, as for a listed key.
+    copy[TimeoutAttribute.self] = nil
+    #expect(copy.contains(TimeoutAttribute.self))
+    #expect(copy[TimeoutAttribute.self] == nil)
+    for key in [AttemptAttribute.self, TimeoutAttribute.self, DeadlineAttribute.self]
+      as [any RequestAttributeKey.Type]
+    {
+      remove(key, from: &copy)
+    }
+    copy.removeValue(for: NameKey.self)
+    #expect(copy.isEmpty)
+    #expect(copy.count == 0)
+    #expect(copy[AttemptAttribute.self] == 1)
+    // Only an inline key set: not empty.
+    var inlineOnly = RequestAttributes()
+    inlineOnly[DeadlineAttribute.self] = nil
+    #expect(!inlineOnly.isEmpty)
+  }
+
+  /// Removes `key` through a generic call, as code that does not know the key's type does.
+  private func remove<Key: RequestAttributeKey>(
+    _ key: Key.Type, from attributes: inout RequestAttributes
+  ) {
+    attributes.removeValue(for: key)
+  }
 }
