@@ -129,6 +129,39 @@ struct ChainTests {
 
 @Suite("Cancellation", .timeLimit(.minutes(1)))
 struct CancellationTests {
+  @Test("a request's token is reused only once nothing holds it, and comes back uncancelled")
+  func tokensAreReusedSafely() async throws {
+    /// Keeps every token it sees as the current one, so none of them can be reused.
+    final class Keeper: Sendable {
+      let tokens = Mutex<[RequestCancellation]>([])
+    }
+    struct Keeping: Middleware {
+      let keeper: Keeper
+      func intercept(_ request: Request, next: Next) async throws -> Response {
+        if let token = RequestCancellation.current { keeper.tokens.withLock { $0.append(token) } }
+        return try await next(request)
+      }
+    }
+    let keeper = Keeper()
+    let kept = stubClient(
+      StubTransport(fallback: .status(200)), middleware: [Keeping(keeper: keeper)])
+    for _ in 0..<100 { _ = try await kept.send(Request(url: testBase)) }
+    let tokens = keeper.tokens.withLock { $0 }
+    #expect(Set(tokens.map(ObjectIdentifier.init)).count == 100)
+    // A request cancelled by cancelAll leaves its token cancelled; a later request's token
+    // (a reused one, or a new one) is not.
+    let stub = StubTransport([.never], fallback: .status(200))
+    let client = stubClient(stub)
+    let task = Task { try await client.send(Request(url: testBase)) }
+    await stub.waitForRequests(1)
+    client.cancelAll()
+    _ = await courierError { try await task.value }
+    for _ in 0..<10 {
+      let response = try await client.send(Request(url: testBase))
+      #expect(response.status == 200)
+    }
+  }
+
   @Test("cancelling the calling task cancels the request")
   func taskCancellation() async throws {
     let stub = StubTransport([.never])

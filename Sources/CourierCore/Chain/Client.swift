@@ -97,11 +97,12 @@ public final class Client: Sendable {
       throw localized(CourierError(CancellationError(), request: request, stage: "client"))
     }
     let start = ContinuousClock.now
-    let token = RequestCancellation(parent: RequestCancellation.current)
+    var token = RequestCancellation.reused(parent: RequestCancellation.current)
     let ticket = inFlight.insert(token)
     defer {
       inFlight.remove(ticket)
       token.detachFromParent()
+      RequestCancellation.recycle(&token)
       if !request.attributes.isEmpty { Self.endProgress(of: request) }
     }
     do {

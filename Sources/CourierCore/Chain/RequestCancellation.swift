@@ -36,8 +36,10 @@ public final class RequestCancellation: Sendable {
   /// Where ``CancellationTimer`` keeps this token while it is armed: its deadline and its
   /// place in the timer's heap (`-1` when not armed). Read and written only with the timer's
   /// mutex held, which is what makes the unchecked access safe; it lives here so that arming
-  /// a timeout allocates nothing.
-  nonisolated(unsafe) package var timerSlot = TimerSlot()
+  /// a timeout allocates nothing. `@exclusivity(unchecked)`: the same mutex is what keeps
+  /// accesses apart, so the runtime's dynamic exclusivity check (a call and a table insertion
+  /// per access) adds nothing.
+  @exclusivity(unchecked) nonisolated(unsafe) package var timerSlot = TimerSlot()
 
   /// ``timerSlot``'s contents.
   package struct TimerSlot {
@@ -48,7 +50,12 @@ public final class RequestCancellation: Sendable {
   }
 
   private let state = Mutex(State())
-  private let parent: RequestCancellation?
+  /// The token this one follows. Written only by ``init(parent:)`` and by ``reused(parent:)``
+  /// while the token is in no one else's hands (a spare is referenced by nothing but the
+  /// pool, checked with `isKnownUniquelyReferenced` in ``recycle(_:)``), and read by
+  /// ``detachFromParent()`` on the thread that owns the token: that is what makes the
+  /// unchecked access safe, and why the dynamic exclusivity check is left out.
+  @exclusivity(unchecked) nonisolated(unsafe) private var parent: RequestCancellation?
 
   /// The token of the request whose chain is running, if any.
   @TaskLocal public static var current: RequestCancellation?
@@ -67,6 +74,54 @@ public final class RequestCancellation: Sendable {
   /// parent does not keep its children.
   public func detachFromParent() {
     parent?.release(self)
+  }
+
+  // MARK: Spare tokens
+
+  /// Tokens whose request has ended and that nothing references any more, kept for the next
+  /// request: a ``Client`` makes one per request and ``TimeoutMiddleware`` one per attempt,
+  /// and taking a spare costs an uncontended lock where a new token cost an allocation, its
+  /// initialisation and its deinit (`courier-bench chain`). At most ``maximumSpares``.
+  private static let spares = Mutex<[RequestCancellation]>(
+    { () -> [RequestCancellation] in
+      var spares: [RequestCancellation] = []
+      spares.reserveCapacity(maximumSpares)
+      return spares
+    }())
+
+  /// How many spare tokens the process keeps: 64, more than the requests two cores have
+  /// under way at once in any benchmark here; beyond that, ended tokens are freed.
+  static let maximumSpares = 64
+
+  /// A token following `parent`, as ``init(parent:)`` makes, taken from the spares when there
+  /// is one. Give it back with ``recycle(_:)`` when its request ends.
+  package static func reused(parent: RequestCancellation?) -> RequestCancellation {
+    guard let token = spares.withLock({ $0.popLast() }) else {
+      return RequestCancellation(parent: parent)
+    }
+    token.parent = parent
+    parent?.adopt(token)
+    return token
+  }
+
+  /// Keeps `token` as a spare if nothing but `token` references it — not a handler, a
+  /// child, a parent, the timer, ``Client/cancelAll()`` or code that kept
+  /// ``current`` — after the caller has detached it from its parent and disarmed its timer.
+  /// Otherwise leaves it alone, to be freed when the last reference goes.
+  package static func recycle(_ token: inout RequestCancellation) {
+    guard isKnownUniquelyReferenced(&token) else { return }
+    token.parent = nil
+    token.state.withLock { state in
+      state.isCancelled = false
+      state.handlers.removeAll(keepingCapacity: true)
+      state.child = nil
+      state.moreChildren.removeAll(keepingCapacity: true)
+    }
+    token.timerSlot = TimerSlot()
+    let spare = token
+    spares.withLock { spares in
+      if spares.count < maximumSpares { spares.append(spare) }
+    }
   }
 
   /// Registers `child` to be cancelled with this token, or cancels it at once when this one

@@ -71,16 +71,21 @@ public struct TimeoutMiddleware: Middleware {
   /// inside the timeout that waits should wait with
   /// ``RequestCancellation/withCancellationHandler(operation:onCancel:)`` or
   /// ``RequestCancellation/sleep(for:clock:)``, as the built-in transports do.
-  public func intercept(_ request: Request, next: Next) async throws -> Response {
+  nonisolated(nonsending) public func intercept(
+    _ request: Request, next: Next
+  ) async throws
+    -> Response
+  {
     var request = request
     guard let (limit, overall) = prepareAttempt(&request) else { return try await next(request) }
     guard limit > .zero else { throw timedOut(request, limit, overall, sent: false) }
     let outer = RequestCancellation.current
-    let token = RequestCancellation(parent: outer)
+    var token = RequestCancellation.reused(parent: outer)
     let armed = arm(limit, token)
     defer {
-      disarm(armed)
+      disarm(armed, token)
       token.detachFromParent()
+      RequestCancellation.recycle(&token)
     }
     do {
       return try await RequestCancellation.$current.withValue(token) { try await next(request) }
@@ -93,8 +98,11 @@ public struct TimeoutMiddleware: Middleware {
     }
   }
 
+  /// How the attempt's token was armed. `thread` holds no reference to the token, so that
+  /// once the attempt ends the token is referenced only by this middleware and can be kept as
+  /// a spare (``RequestCancellation/recycle(_:)``).
   private enum Armed {
-    case thread(RequestCancellation)
+    case thread
     case task(Task<Void, Never>)
   }
 
@@ -102,7 +110,7 @@ public struct TimeoutMiddleware: Middleware {
     switch timer {
     case .thread:
       CancellationTimer.shared.arm(after: limit, cancelling: token)
-      return .thread(token)
+      return .thread
     case .clock(let clock):
       return .task(
         Task {
@@ -112,9 +120,9 @@ public struct TimeoutMiddleware: Middleware {
     }
   }
 
-  private func disarm(_ armed: Armed) {
+  private func disarm(_ armed: Armed, _ token: RequestCancellation) {
     switch armed {
-    case .thread(let token): CancellationTimer.shared.disarm(token)
+    case .thread: CancellationTimer.shared.disarm(token)
     case .task(let task): task.cancel()
     }
   }
