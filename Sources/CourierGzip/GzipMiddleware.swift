@@ -88,7 +88,11 @@ public struct GzipMiddleware: Middleware, CustomStringConvertible {
 
   /// Compresses the request body when the settings say so, sends it on, and decodes the
   /// response if it is still encoded.
-  public func intercept(_ request: Request, next: Next) async throws -> Response {
+  nonisolated(nonsending) public func intercept(
+    _ request: Request, next: Next
+  ) async throws
+    -> Response
+  {
     var outgoing = request
     try compressBody(of: &outgoing)
     if responseDecompression.isEnabled && addsAcceptEncoding

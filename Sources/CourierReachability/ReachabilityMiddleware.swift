@@ -98,7 +98,11 @@ public struct ReachabilityMiddleware: Middleware, CustomStringConvertible {
   }
 
   /// Sends the attempt once the path is satisfied (and the probe, if any, connected).
-  public func intercept(_ request: Request, next: Next) async throws -> Response {
+  nonisolated(nonsending) public func intercept(
+    _ request: Request, next: Next
+  ) async throws
+    -> Response
+  {
     if case .unsatisfied(let reason) = monitor.status, !Self.isLoopback(request.url.host) {
       guard let maximumWait = whenOffline.maximumWait else {
         throw notReachable(request, "the path is unsatisfied (\(reason)); failing fast")

@@ -23,7 +23,11 @@ public struct EnteredRequests: Middleware {
   }
 
   /// Reports `request`, then passes it on.
-  public func intercept(_ request: Request, next: Next) async throws -> Response {
+  nonisolated(nonsending) public func intercept(
+    _ request: Request, next: Next
+  ) async throws
+    -> Response
+  {
     continuation.yield(request)
     return try await next(request)
   }

@@ -39,7 +39,7 @@
 /// `Sendable`: keep mutable state behind a `Mutex` or in an actor.
 public protocol Middleware: Sendable {
   /// Handles `request`, calling `next` zero or more times to run the rest of the chain.
-  func intercept(_ request: Request, next: Next) async throws -> Response
+  nonisolated(nonsending) func intercept(_ request: Request, next: Next) async throws -> Response
 
   /// Whether this middleware turns the bodies of responses into other bytes (decompression,
   /// decryption), so that the response pipeline's checks must read its output, not its

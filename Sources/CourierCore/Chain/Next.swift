@@ -3,40 +3,62 @@
 /// A class so that each layer's `Next` is made once, when the client composes its chain, and
 /// passed by reference on every request.
 public final class Next: Sendable {
-  /// What calling this runs.
-  private enum Step: Sendable {
-    /// A function (the transport's end of the chain, or one a test gives).
-    case handler(@Sendable (Request) async throws -> Response)
-    /// A middleware, with what runs after it and the stage name its errors carry.
-    case layer(any Middleware, next: Next, stage: String)
-  }
-
-  private let step: Step
+  /// The middleware this link runs, or `nil` for the chain's end (or a function a test gives).
+  ///
+  /// Three plain `let`s rather than an enum of the two kinds of link: matching an enum with a
+  /// middleware existential in it copied the payload (three retains and releases per link
+  /// and request), where a call through a `let` of this object borrows it.
+  private let layer: (any Middleware)?
+  /// What runs after ``layer``; `nil` at the chain's end.
+  private let following: Next?
+  /// The stage name the errors of ``layer`` carry.
+  private let stage: String
+  /// The function the chain's end runs; for a middleware's link, one that is never called.
+  /// Not an optional: a closure stored in an `Optional` is kept at the most general
+  /// abstraction, and calling it back out went through a reabstraction thunk that allocated
+  /// once per request (`courier-bench chain`).
+  private let handler: Chain.Handler
 
   /// Wraps a function that runs the rest of the chain.
-  public init(_ handler: @escaping @Sendable (Request) async throws -> Response) {
-    step = .handler(handler)
+  public convenience init(_ handler: @escaping @Sendable (Request) async throws -> Response) {
+    self.init(innermost: handler)
+  }
+
+  /// Wraps the chain's own innermost function, which runs on its caller's executor.
+  init(innermost handler: @escaping Chain.Handler) {
+    layer = nil
+    following = nil
+    stage = ""
+    self.handler = handler
   }
 
   /// `layer` in front of `next`: the chain's own links. A link calls the middleware
   /// directly, without a closure in between, so each layer costs one call.
   init(_ layer: any Middleware, before next: Next, stage: String) {
-    step = .layer(layer, next: next, stage: stage)
+    self.layer = layer
+    following = next
+    self.stage = stage
+    handler = Next.neverCalled
+  }
+
+  /// The handler of a middleware's link, which calls its middleware instead.
+  private static let neverCalled: Chain.Handler = { request in
+    throw CourierError(kind: .invalidRequest, debugMessage: "unreachable", request: request)
   }
 
   /// Sends `request` through the rest of the chain and returns its response.
-  public func callAsFunction(_ request: Request) async throws -> Response {
-    switch step {
-    case .handler(let handler):
+  nonisolated(nonsending) public func callAsFunction(_ request: Request) async throws -> Response {
+    guard let layer else {
+      // A link without a middleware is the chain's end (`init(innermost:)`).
       return try await handler(request)
-    case .layer(let layer, let next, let stage):
-      do {
-        return try await layer.intercept(request, next: next)
-      } catch {
-        // A middleware's own error is not a network failure: unless it says otherwise (a
-        // CourierError, a cancellation), it is kind `middleware`.
-        throw CourierError(error, request: request, stage: stage, otherwise: .middleware)
-      }
+    }
+    do {
+      // Safe: a link with a middleware is made only by `init(_:before:stage:)`, with a next.
+      return try await layer.intercept(request, next: following.unsafelyUnwrapped)
+    } catch {
+      // A middleware's own error is not a network failure: unless it says otherwise (a
+      // CourierError, a cancellation), it is kind `middleware`.
+      throw CourierError(error, request: request, stage: stage, otherwise: .middleware)
     }
   }
 }

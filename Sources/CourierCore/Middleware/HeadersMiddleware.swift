@@ -80,7 +80,11 @@ public struct HeadersMiddleware: Middleware {
   }()
 
   /// Adds the providers' values and the defaults the request lacks, then sends it on.
-  public func intercept(_ request: Request, next: Next) async throws -> Response {
+  nonisolated(nonsending) public func intercept(
+    _ request: Request, next: Next
+  ) async throws
+    -> Response
+  {
     var request = request
     if request.headers.isEmpty, providers.isEmpty, defaultsAreSendable {
       // Nothing to merge: the request takes the defaults' list itself, shared and not

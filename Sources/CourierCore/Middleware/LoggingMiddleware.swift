@@ -76,7 +76,11 @@ public struct LoggingMiddleware: Middleware {
   }
 
   /// Sends the request on and logs the attempt.
-  public func intercept(_ request: Request, next: Next) async throws -> Response {
+  nonisolated(nonsending) public func intercept(
+    _ request: Request, next: Next
+  ) async throws
+    -> Response
+  {
     guard level > .none else { return try await next(request) }
     var fields = baseFields(request)
     let url = fields["url"] ?? ""

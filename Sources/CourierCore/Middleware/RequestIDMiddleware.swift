@@ -27,7 +27,11 @@ public struct RequestIDMiddleware: Middleware {
   }
 
   /// Assigns the id and sends the request on.
-  public func intercept(_ request: Request, next: Next) async throws -> Response {
+  nonisolated(nonsending) public func intercept(
+    _ request: Request, next: Next
+  ) async throws
+    -> Response
+  {
     var request = request
     let incoming =
       request.attributes[RequestIDAttribute.self]

@@ -25,7 +25,11 @@ public struct ResponseValidation: Middleware {
   public init() {}
 
   /// Sends the request on and runs its pipeline's checks on the response.
-  public func intercept(_ request: Request, next: Next) async throws -> Response {
+  nonisolated(nonsending) public func intercept(
+    _ request: Request, next: Next
+  ) async throws
+    -> Response
+  {
     var response = try await next(request)
     guard let plan = request.attributes[ResponseValidationAttribute.self] else { return response }
     let context = try plan.pipeline.validate(response, overrides: plan.overrides)

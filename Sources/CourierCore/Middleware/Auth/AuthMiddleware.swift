@@ -79,7 +79,11 @@ public struct AuthMiddleware: Middleware {
 
   /// Sends the request with the current credential; on a rejection, refreshes (once for all
   /// concurrent rejections) and sends it again once.
-  public func intercept(_ request: Request, next: Next) async throws -> Response {
+  nonisolated(nonsending) public func intercept(
+    _ request: Request, next: Next
+  ) async throws
+    -> Response
+  {
     let current: Credential?
     do {
       current = try await coordinator.current()

@@ -63,7 +63,11 @@ public struct RetryMiddleware: Middleware {
   }
 
   /// Sends the request, and again while the policy allows.
-  public func intercept(_ request: Request, next: Next) async throws -> Response {
+  nonisolated(nonsending) public func intercept(
+    _ request: Request, next: Next
+  ) async throws
+    -> Response
+  {
     let policy = request.attributes[RetryPolicyAttribute.self] ?? self.policy
     budget?.recordRequest()
     let mayRetry =
