@@ -80,6 +80,18 @@ public struct DecompressionLimit: Sendable, Hashable, CustomStringConvertible {
 
   /// Why `output` decompressed bytes from `input` compressed bytes pass this limit, or `nil`
   /// when they do not.
+  /// The most output ``violation(output:input:)`` allows from `input` bytes, `nil` for no
+  /// bound: what a one-shot decompression's memory is capped at (plus one chunk).
+  func ceiling(forInput input: Int) -> Int? {
+    var ceiling: Int?
+    if let maximumSize { ceiling = maximumSize }
+    if let maximumRatio {
+      let (allowed, overflow) = maximumRatio.multipliedReportingOverflow(by: max(input, 1))
+      if !overflow { ceiling = min(ceiling ?? .max, max(ratioFloor, allowed)) }
+    }
+    return ceiling
+  }
+
   func violation(output: Int, input: Int) -> String? {
     if let maximumSize, output > maximumSize {
       return "decompressed body passed the limit of \(ByteCount.describe(maximumSize))"

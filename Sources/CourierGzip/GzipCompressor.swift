@@ -86,10 +86,44 @@ public final class GzipCompressor {
     _ data: some ContiguousBytes, format: GzipFormat = .gzip, level: CompressionLevel = .default
   ) throws -> Data {
     let compressor = GzipCompressor(format: format, level: level)
+    if let result = try data.withUnsafeBytes({ try compressor.compressAtOnce($0) }) {
+      return result
+    }
     var result = Data()
     try compressor.compress(data) { result.append(contentsOf: $0) }
     try compressor.finish { result.append(contentsOf: $0) }
     return result
+  }
+
+  /// Compresses all of `input` in one `deflate` call straight into memory of `deflateBound`
+  /// bytes, as zlib's own `compress2` does, instead of chunk by chunk into a growing `Data`
+  /// (which cost 5–15 % against `compress2`, `courier-bench gzip`); `nil` for an input too
+  /// large for zlib's 32-bit counts, which the chunked path handles.
+  private func compressAtOnce(_ input: UnsafeRawBufferPointer) throws -> Data? {
+    guard input.count < 1 << 30 else { return nil }
+    try start()
+    let bound = Int(deflateBound(stream, uLong(input.count)))
+    guard let memory = malloc(max(bound, 1))?.assumingMemoryBound(to: UInt8.self) else {
+      throw Self.failure("no memory for \(bound) bytes of compressed output")
+    }
+    stream.pointee.next_in = UnsafeMutablePointer(
+      mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
+    stream.pointee.avail_in = UInt32(input.count)
+    stream.pointee.next_out = memory
+    stream.pointee.avail_out = UInt32(bound)
+    let code = deflate(stream, Z_FINISH)
+    let produced = bound - Int(stream.pointee.avail_out)
+    stream.pointee.next_in = nil
+    stream.pointee.avail_in = 0
+    guard code == Z_STREAM_END else {
+      free(memory)
+      throw Self.failure("zlib failed to deflate: \(ZlibSupport.message(stream, code: code))")
+    }
+    totalIn = input.count
+    totalOut = produced
+    finished = true
+    let result = realloc(memory, max(produced, 1))?.assumingMemoryBound(to: UInt8.self) ?? memory
+    return Data(bytesNoCopy: result, count: produced, deallocator: .free)
   }
 
   private func start() throws {

@@ -57,6 +57,37 @@ struct CodecTests {
     if level != .none { #expect(compressed.count < original.count / 4) }
   }
 
+  @Test(
+    "one-shot decoding grows its output past the first guess, in every format, and a wrong size hint only costs a regrowth",
+    arguments: [GzipFormat.gzip, .zlib, .rawDeflate])
+  func oneShotGrowth(format: GzipFormat) throws {
+    // Zeros shrink about 1000:1, far past the first capacity (8× the input).
+    let zeros = Data(count: 8 << 20)
+    let compressed = try GzipCompressor.compress(zeros, format: format)
+    #expect(try GzipDecompressor.decompress(compressed, format: format, limit: .none) == zeros)
+    // Two gzip members: the trailer's size is the last member's alone.
+    if format == .gzip {
+      let small = try GzipCompressor.compress(Data("tail".utf8))
+      let joined = compressed + small
+      #expect(
+        try GzipDecompressor.decompress(joined, limit: .none) == zeros + Data("tail".utf8))
+    }
+  }
+
+  @Test("a one-shot bomb stops at the ratio limit's floor, not at the size limit")
+  func oneShotBombStopsEarly() throws {
+    let bomb = try GzipCompressor.compress(Data(count: 64 << 20))
+    let error = try #require(
+      throws: CourierError.self,
+      performing: { try GzipDecompressor.decompress(bomb, limit: .standard) })
+    #expect(error.kind == .bodyTooLarge)
+    #expect(error.debugMessage.contains("expanded more than 100×"))
+    // Stopped within the 1 MiB checks of the floor, far below the 32 MiB size limit.
+    let produced = error.debugMessage.split(separator: "(").last?.split(separator: " ").first
+    let bytes = try #require(produced.flatMap { Int($0) })
+    #expect(bytes <= 3 << 20)
+  }
+
   @Test("zlib format is what zlib's own compress2 writes: the header is 78 xx")
   func zlibHeader() throws {
     let compressed = try GzipCompressor.compress(Data("hello".utf8), format: .zlib)
