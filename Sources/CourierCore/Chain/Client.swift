@@ -101,7 +101,6 @@ public final class Client: Sendable {
     let ticket = inFlight.insert(token)
     defer {
       inFlight.remove(ticket)
-      token.detachFromParent()
       RequestCancellation.recycle(&token)
       if !request.attributes.isEmpty { Self.endProgress(of: request) }
     }

@@ -1,13 +1,5 @@
 import Synchronization
 
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Musl)
-  import Musl
-#elseif canImport(Darwin)
-  import Darwin
-#endif
-
 /// Cancellation of one request from outside the task that sends it, as ``Client/cancelAll()``
 /// does.
 ///
@@ -89,14 +81,26 @@ public final class RequestCancellation: Sendable {
   /// Tokens whose request has ended and that nothing references any more, kept for the next
   /// request: a ``Client`` makes one per request and ``TimeoutMiddleware`` one per attempt,
   /// and taking a spare costs an uncontended lock where a new token cost an allocation, its
-  /// initialisation and its deinit (`courier-bench chain`). At most 64
-  /// (``SpareTokens/capacity``).
-  private static let spares = SpareTokens()
+  /// initialisation and its deinit (`courier-bench chain`). At most ``maximumSpares``.
+  ///
+  /// A ``PThreadLock`` rather than `Mutex`: ThreadSanitizer sees its edges, so it sees that a
+  /// token's ``parent``, written by the request that gave the token back, is ordered before
+  /// the write of the request that takes it next.
+  private static let spares = PThreadLock(
+    { () -> [RequestCancellation] in
+      var spares: [RequestCancellation] = []
+      spares.reserveCapacity(maximumSpares)
+      return spares
+    }())
+
+  /// How many spare tokens the process keeps: 64, more than the requests two cores have under
+  /// way at once in any benchmark here; beyond that, ended tokens are freed.
+  static let maximumSpares = 64
 
   /// A token following `parent`, as ``init(parent:)`` makes, taken from the spares when there
-  /// is one. Give it back with ``recycle(_:)`` when its request ends.
+  /// is one. End it with ``recycle(_:)`` when its request ends.
   package static func reused(parent: RequestCancellation?) -> RequestCancellation {
-    guard let token = spares.take() else {
+    guard let token = spares.withLock({ $0.popLast() }) else {
       return RequestCancellation(parent: parent)
     }
     token.parent = parent
@@ -104,11 +108,12 @@ public final class RequestCancellation: Sendable {
     return token
   }
 
-  /// Keeps `token` as a spare if nothing but `token` references it — not a handler, a
-  /// child, a parent, the timer, ``Client/cancelAll()`` or code that kept
-  /// ``current`` — after the caller has detached it from its parent and disarmed its timer.
-  /// Otherwise leaves it alone, to be freed when the last reference goes.
+  /// Ends `token`'s request: detaches it from its parent, then keeps it as a spare if nothing
+  /// but `token` references it — not a handler, a child, the timer (disarm it first),
+  /// ``Client/cancelAll()`` or code that kept ``current``. Otherwise leaves it to be freed
+  /// when the last reference goes.
   package static func recycle(_ token: inout RequestCancellation) {
+    token.detachFromParent()
     guard isKnownUniquelyReferenced(&token) else { return }
     token.parent = nil
     token.state.withLock { state in
@@ -118,7 +123,10 @@ public final class RequestCancellation: Sendable {
       state.moreChildren.removeAll(keepingCapacity: true)
     }
     // The timer slot needs no reset: disarming, under the timer's lock, left it unarmed.
-    spares.give(token)
+    let spare = token
+    spares.withLock { spares in
+      if spares.count < maximumSpares { spares.append(spare) }
+    }
   }
 
   /// Registers `child` to be cancelled with this token, or cancels it at once when this one
@@ -222,44 +230,5 @@ public final class RequestCancellation: Sendable {
     } onCancel: {
       sleeper.cancel()
     }
-  }
-}
-
-/// The spare tokens of ``RequestCancellation/reused(parent:)`` and
-/// ``RequestCancellation/recycle(_:)``.
-///
-/// `@unchecked Sendable`: `tokens` is read and written only while `mutex` is held, and the
-/// mutex is allocated once and never freed (the one instance lives as long as the process). A
-/// `pthread` mutex rather than `Mutex`: ThreadSanitizer sees its lock and unlock (they go
-/// through its interceptors), so it sees that a token's `parent`, written by the request
-/// that gave the token back, is ordered before the write of the request that takes it next;
-/// it does not see `Synchronization.Mutex` on Linux (`.ci/tsan-suppressions.txt`, entry 1).
-final class SpareTokens: @unchecked Sendable {
-  /// The most spares kept: 64, more than the requests two cores have under way at once in any
-  /// benchmark here; beyond that, ended tokens are freed.
-  static let capacity = 64
-
-  private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-  private var tokens: [RequestCancellation] = []
-
-  init() {
-    mutex = .allocate(capacity: 1)
-    mutex.initialize(to: pthread_mutex_t())
-    pthread_mutex_init(mutex, nil)
-    tokens.reserveCapacity(Self.capacity)
-  }
-
-  /// A spare, if there is one.
-  func take() -> RequestCancellation? {
-    pthread_mutex_lock(mutex)
-    defer { pthread_mutex_unlock(mutex) }
-    return tokens.popLast()
-  }
-
-  /// Keeps `token` unless there are enough spares already.
-  func give(_ token: RequestCancellation) {
-    pthread_mutex_lock(mutex)
-    defer { pthread_mutex_unlock(mutex) }
-    if tokens.count < Self.capacity { tokens.append(token) }
   }
 }

@@ -84,7 +84,6 @@ public struct TimeoutMiddleware: Middleware {
     let armed = arm(limit, token)
     defer {
       disarm(armed, token)
-      token.detachFromParent()
       RequestCancellation.recycle(&token)
     }
     do {
