@@ -440,6 +440,33 @@ struct WireConformanceTests {
   }
 
   @Test(
+    "shutdown returns at once while a body cut off at the limit is still arriving",
+    arguments: TransportKind.wire)
+  func shutdownDuringEndlessBody(kind: TransportKind) async throws {
+    // URLSession keeps receiving a body cut off at the limit until the task's cancellation
+    // gets its turn on its work queue; invalidateAndCancel() waited for that queue, so
+    // shutdown() blocked its caller: up to 0.44 s here under ThreadSanitizer, 2 minutes once
+    // in CI.
+    let clock = ContinuousClock()
+    var slowest = Duration.zero
+    for _ in 0..<5 {
+      let fixture = try Fixture(kind)
+      defer { fixture.server.shutdown() }
+      fixture.server.enqueue(MockResponse(fault: .endlessBody))
+      let error = await courierError {
+        try await fixture.client.send(
+          Endpoint<Data>(.get, "endless").maximumResponseBodySize(256 * 1024))
+      }
+      #expect(error?.kind == .bodyTooLarge)
+      let started = clock.now
+      fixture.underTest.shutdown()
+      slowest = max(slowest, clock.now - started)
+      #expect(fixture.underTest.isShutDown())
+    }
+    #expect(slowest < .milliseconds(50), "shutdown() took \(slowest)")
+  }
+
+  @Test(
     "URLSessionTransport: a hard timeout ends a hanging request within the limit + 100 ms and closes its connection",
     .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/fd"), "reads /proc/self/fd"))
   func hardTimeoutURLSession() async throws {
