@@ -23,7 +23,9 @@ import Synchronization
 ///    zlib's one-shot `compress2` / `uncompress`.
 /// 5. Transports: plain `URLSession`, Courier on `URLSessionTransport` and Courier on
 ///    `CurlTransport`, one request at a time and 16 at once, with CPU per request and the
-///    connections each used, against a loopback nginx (MockServer without nginx).
+///    connections each used, against a loopback nginx (MockServer without nginx); then the
+///    standard preset over the bare client on one shared transport, as paired CPU differences
+///    (`PresetBenchmark`).
 ///
 /// Run with `swift run -c release courier-bench [chain] [e2e] [transports] [download]
 /// [envelope] [gzip] [--quick]`: the named sections (all by default; `e2e` includes

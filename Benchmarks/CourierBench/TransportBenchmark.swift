@@ -70,6 +70,7 @@ enum TransportBenchmark {
         rows.rows, title: title, concurrency: concurrency, rounds: rounds, server: server)
       rows.shutdown()
     }
+    try await PresetBenchmark.run(server: server, quick: sequentialRounds < 150)
   }
 
   /// The rows over fresh clients; `connections` per host when given.

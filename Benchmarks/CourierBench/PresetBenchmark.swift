@@ -1,0 +1,149 @@
+import Courier
+import Foundation
+
+// MARK: - 5b. The standard preset over the bare client, paired
+
+/// Issue #8's figure — what `Client.standard`'s six middleware add to a request end to end —
+/// measured as a paired difference of this process's CPU time, over one transport and one
+/// server shared by both clients.
+///
+/// The transport tables above take it as the difference of two rows' medians, each row with
+/// a transport of its own, rounds apart: the same figure moved by 10–20 µs from one run to the
+/// next, and a preset with every middleware removed (`COURIER_BENCH_STANDARD_WITHOUT=…`) read
+/// 6 µs over the bare client there, as much as the goal itself. Here:
+/// - both clients send through the same transport to the same port, so nothing but the
+///   middleware differs;
+/// - each batch of the preset runs between two batches of the bare client, and its CPU per
+///   request is compared with their mean; the figure is the median over many such pairs, so
+///   the VM's speed changing from minute to minute cancels out;
+/// - a calibration pair does the same with a second bare client in place of the preset: its
+///   median is the method's own error, printed beside the figure.
+///
+/// CPU is the whole process's (`CLOCK_PROCESS_CPUTIME_ID`: the caller's pool threads and the
+/// transport's own threads); the server is nginx, in another process, when it is installed.
+enum PresetBenchmark {
+  /// One client's batch: `requests` requests, `concurrency` at once.
+  private static func batch(
+    _ client: Client, _ endpoint: Endpoint<Item>, concurrency: Int, perTask: Int
+  ) async throws {
+    if concurrency == 1 {
+      for _ in 0..<perTask { _ = try await client.send(endpoint) }
+      return
+    }
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for _ in 0..<concurrency {
+        group.addTask { for _ in 0..<perTask { _ = try await client.send(endpoint) } }
+      }
+      try await group.waitForAll()
+    }
+  }
+
+  /// The paired CPU difference per request of `variant` over `base`: median and quartiles
+  /// in µs, with the base's median CPU per request.
+  private static func paired(
+    pairs: Int, requests: Int, base: () async throws -> Void, variant: () async throws -> Void
+  ) async throws -> (median: Double, lower: Double, upper: Double, base: Double) {
+    func cpu(_ body: () async throws -> Void) async throws -> Double {
+      let before = Measure.processCPUTime()
+      try await body()
+      return (Measure.processCPUTime() - before) / Double(requests) / 1000
+    }
+    var differences: [Double] = []
+    var bases: [Double] = []
+    var before = try await cpu(base)
+    for _ in 0..<pairs {
+      let measured = try await cpu(variant)
+      let after = try await cpu(base)
+      differences.append(measured - (before + after) / 2)
+      bases.append(after)
+      before = after
+    }
+    differences.sort()
+    let quartile = { (fraction: Double) in
+      differences[Int(Double(differences.count - 1) * fraction)]
+    }
+    return (quartile(0.5), quartile(0.25), quartile(0.75), Measure.median(bases))
+  }
+
+  /// Prints the preset's paired cost over each transport, one at a time and 16 at once.
+  static func run(server: BenchServer, quick: Bool) async throws {
+    print("#### The standard preset over the bare client, paired (issue #8)\n")
+    print(
+      "Both clients share one transport and one port; each preset batch runs between two "
+        + "bare batches, and the figure is the median difference of CPU µs per request (with "
+        + "quartiles). The calibration row puts a second bare client where the preset was.\n")
+    print(
+      "| transport | requests | pairs x batch | bare client CPU µs/request | preset over bare, "
+        + "median (quartiles) | calibration: bare over bare | goal < 10 |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | --- |")
+    let endpoint = Endpoint<Item>(.get, "item")
+    var met = true
+    let only = ProcessInfo.processInfo.environment["COURIER_BENCH_PRESET_TRANSPORT"]
+    for transportName in ["CurlTransport", "URLSessionTransport"]
+    where only == nil || only == transportName {
+      for concurrency in [1, 16] {
+        let transport: any Transport
+        let stop: () -> Void
+        if transportName == "CurlTransport" {
+          var configuration = CurlTransport.Configuration.standard
+          if concurrency > 1 { configuration.maximumConnectionsPerHost = 16 }
+          let curl = CurlTransport(configuration: configuration)
+          (transport, stop) = (curl, { curl.shutdown() })
+        } else {
+          let configuration = URLSessionTransport.defaultConfiguration
+          if concurrency > 1 { configuration.httpMaximumConnectionsPerHost = 16 }
+          let session = URLSessionTransport(configuration: configuration)
+          (transport, stop) = (session, { session.shutdown() })
+        }
+        defer { stop() }
+        let base = server.base(row: 2)
+        let bare = Client(baseURL: base, transport: transport)
+        let twin = Client(baseURL: base, transport: transport)
+        let preset = Client.standard(baseURL: base, transport: transport) { preset in
+          // COURIER_BENCH_STANDARD_WITHOUT=gzip,retry,… as for the tables above.
+          let without = Set(
+            (ProcessInfo.processInfo.environment["COURIER_BENCH_STANDARD_WITHOUT"] ?? "")
+              .split(separator: ",").map(String.init))
+          if without.contains("headers") { preset.headers = nil }
+          if without.contains("requestID") { preset.requestID = nil }
+          if without.contains("retry") { preset.retry = nil }
+          if without.contains("reachability") { preset.reachability = nil }
+          if without.contains("timeout") { preset.timeout = nil }
+          if without.contains("logging") { preset.logging = nil }
+          if without.contains("gzip") { preset.gzip = nil }
+        }
+        // URLSession costs about four times as much per request: fewer, equally long pairs.
+        let curl = transportName == "CurlTransport"
+        let perTask = concurrency == 1 ? 20 : 10
+        let pairs = (curl ? 200 : 60) / (quick ? 5 : 1)
+        let run = { (client: Client) in
+          try await batch(client, endpoint, concurrency: concurrency, perTask: perTask)
+        }
+        for _ in 0..<5 {
+          try await run(bare)
+          try await run(twin)
+          try await run(preset)
+        }
+        let requests = concurrency * perTask
+        let figure = try await paired(
+          pairs: pairs, requests: requests, base: { try await run(bare) },
+          variant: { try await run(preset) })
+        let calibration = try await paired(
+          pairs: pairs, requests: requests, base: { try await run(bare) },
+          variant: { try await run(twin) })
+        met = met && figure.median < 10
+        print(
+          "| \(transportName) | \(concurrency == 1 ? "one at a time" : "16 at once") | "
+            + "\(pairs) x \(requests) | \(Measure.format(figure.base)) | "
+            + "\(Measure.format(figure.median, decimals: 1)) "
+            + "(\(Measure.format(figure.lower, decimals: 1))–"
+            + "\(Measure.format(figure.upper, decimals: 1))) | "
+            + "\(Measure.format(calibration.median, decimals: 1)) | "
+            + "\(figure.median < 10 ? "met" : "missed") |")
+      }
+    }
+    print(
+      "\nStandard preset over the bare client, paired: \(met ? "met" : "missed") on every "
+        + "transport and concurrency (goal < 10 µs CPU per request)\n")
+  }
+}
