@@ -109,12 +109,23 @@ enum Measure {
       for _ in 0..<batch { try await body() }
       return nanoseconds(ContinuousClock.now - start) / Double(batch)
     }
+    return try await paired(
+      pairs: pairs, base: { try await time(base) }, variant: { try await time(variant) })
+  }
+
+  /// The paired difference between two measurements, each returning one batch's figure
+  /// (time or CPU per call): `base`, then `pairs` times `variant` and `base` again, each
+  /// variant's figure against the mean of the two bases around it. Returns the differences'
+  /// median and quartiles, the bases' median, and the number of pairs.
+  static func paired(
+    pairs: Int, base: () async throws -> Double, variant: () async throws -> Double
+  ) async rethrows -> (median: Double, lower: Double, upper: Double, base: Double, count: Int) {
     var differences: [Double] = []
     var bases: [Double] = []
-    var before = try await time(base)
+    var before = try await base()
     for _ in 0..<max(1, pairs) {
-      let measured = try await time(variant)
-      let after = try await time(base)
+      let measured = try await variant()
+      let after = try await base()
       differences.append(measured - (before + after) / 2)
       bases.append(after)
       before = after

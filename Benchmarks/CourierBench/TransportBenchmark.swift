@@ -73,6 +73,21 @@ enum TransportBenchmark {
     try await PresetBenchmark.run(server: server, quick: sequentialRounds < 150)
   }
 
+  /// Takes out of the preset the middleware that `COURIER_BENCH_STANDARD_WITHOUT` names
+  /// (`gzip,retry,…`), to see what each costs end to end.
+  static func removeMiddleware(_ preset: inout StandardMiddleware) {
+    let without = Set(
+      (ProcessInfo.processInfo.environment["COURIER_BENCH_STANDARD_WITHOUT"] ?? "")
+        .split(separator: ",").map(String.init))
+    if without.contains("headers") { preset.headers = nil }
+    if without.contains("requestID") { preset.requestID = nil }
+    if without.contains("retry") { preset.retry = nil }
+    if without.contains("reachability") { preset.reachability = nil }
+    if without.contains("timeout") { preset.timeout = nil }
+    if without.contains("logging") { preset.logging = nil }
+    if without.contains("gzip") { preset.gzip = nil }
+  }
+
   /// The rows over fresh clients; `connections` per host when given.
   static func makeRows(
     _ names: [String], server: BenchServer, connections: Int?
@@ -93,24 +108,10 @@ enum TransportBenchmark {
     let endpoint = Endpoint<Item>(.get, "item")
     let onURLSession = Client(baseURL: server.base(row: 1), transport: urlSessionTransport)
     let onCurl = Client(baseURL: server.base(row: 2), transport: curl)
-    // COURIER_BENCH_STANDARD_WITHOUT=gzip,retry,… removes middleware from the preset's row,
-    // to see what each costs end to end.
-    let without = Set(
-      (ProcessInfo.processInfo.environment["COURIER_BENCH_STANDARD_WITHOUT"] ?? "")
-        .split(separator: ",").map(String.init))
-    let configure = { (preset: inout StandardMiddleware) in
-      if without.contains("headers") { preset.headers = nil }
-      if without.contains("requestID") { preset.requestID = nil }
-      if without.contains("retry") { preset.retry = nil }
-      if without.contains("reachability") { preset.reachability = nil }
-      if without.contains("timeout") { preset.timeout = nil }
-      if without.contains("logging") { preset.logging = nil }
-      if without.contains("gzip") { preset.gzip = nil }
-    }
     let standard = Client.standard(
-      baseURL: server.base(row: 3), transport: curlStandard, configure: configure)
+      baseURL: server.base(row: 3), transport: curlStandard, configure: removeMiddleware)
     let standardOnURLSession = Client.standard(
-      baseURL: server.base(row: 4), transport: urlSessionStandard, configure: configure)
+      baseURL: server.base(row: 4), transport: urlSessionStandard, configure: removeMiddleware)
     let rows = [
       Row(name: names[0]) {
         let (data, response) = try await session.data(for: URLRequest(url: plainURL))
