@@ -45,6 +45,34 @@ enum PresetBenchmark {
     return (Measure.processCPUTime() - before) / Double(requests) / 1000
   }
 
+  /// The client `COURIER_BENCH_PRESET_CLIENT` puts in the preset's place, if any, to see what
+  /// one piece costs end to end: `middleware:<name>` is a bare client with one middleware
+  /// (`pass`, `headers`, `requestID`, `retry`, `timeout`, `logging`, each with its defaults),
+  /// `headers:<N>` a bare client sending N static header lines through `HeadersMiddleware`.
+  private static func variantClient(base: URL, transport: any Transport) -> Client? {
+    guard let variant = ProcessInfo.processInfo.environment["COURIER_BENCH_PRESET_CLIENT"]
+    else { return nil }
+    let parts = variant.split(separator: ":", maxSplits: 1).map(String.init)
+    guard parts.count == 2 else { return nil }
+    let layer: (any Middleware)? =
+      switch (parts[0], parts[1]) {
+      case ("middleware", "pass"): ChainBenchmark.PassThrough()
+      case ("middleware", "headers"): HeadersMiddleware()
+      case ("middleware", "requestID"): RequestIDMiddleware()
+      case ("middleware", "retry"): RetryMiddleware()
+      case ("middleware", "timeout"): TimeoutMiddleware()
+      case ("middleware", "logging"): LoggingMiddleware(level: .none)
+      case ("headers", let count):
+        HeadersMiddleware(
+          defaults: HTTPHeaders(
+            received: (0..<(Int(count) ?? 0)).map { ("X-Header-\($0)", "value-\($0)-0123456789") }
+          ))
+      default: nil
+      }
+    guard let layer else { return nil }
+    return Client(baseURL: base, transport: transport, middleware: [layer])
+  }
+
   /// Prints the preset's paired cost over each transport, one at a time and 16 at once.
   static func run(server: BenchServer, quick: Bool) async throws {
     print("#### The standard preset over the bare client, paired (issue #8)\n")
@@ -79,8 +107,10 @@ enum PresetBenchmark {
         let base = server.base(row: 2)
         let bare = Client(baseURL: base, transport: transport)
         let twin = Client(baseURL: base, transport: transport)
-        let preset = Client.standard(
-          baseURL: base, transport: transport, configure: TransportBenchmark.removeMiddleware)
+        let preset =
+          variantClient(base: base, transport: transport)
+          ?? Client.standard(
+            baseURL: base, transport: transport, configure: TransportBenchmark.removeMiddleware)
         // URLSession costs about four times as much per request: fewer, equally long pairs.
         let curl = transportName == "CurlTransport"
         let perTask = concurrency == 1 ? 20 : 10
