@@ -78,31 +78,37 @@ public struct DecompressionLimit: Sendable, Hashable, CustomStringConvertible {
     return parts.isEmpty ? "no limit" : parts.joined(separator: ", ")
   }
 
-  /// Why `output` decompressed bytes from `input` compressed bytes pass this limit, or `nil`
-  /// when they do not.
   /// The most output ``violation(output:input:)`` allows from `input` bytes, `nil` for no
   /// bound: what a one-shot decompression's memory is capped at (plus one chunk).
   func ceiling(forInput input: Int) -> Int? {
     var ceiling: Int?
     if let maximumSize { ceiling = maximumSize }
-    if let maximumRatio {
-      let (allowed, overflow) = maximumRatio.multipliedReportingOverflow(by: max(input, 1))
-      if !overflow { ceiling = min(ceiling ?? .max, max(ratioFloor, allowed)) }
+    if let allowed = ratioAllowance(forInput: input) {
+      ceiling = min(ceiling ?? .max, max(ratioFloor, allowed))
     }
     return ceiling
   }
 
+  /// Why `output` decompressed bytes from `input` compressed bytes pass this limit, or `nil`
+  /// when they do not.
   func violation(output: Int, input: Int) -> String? {
     if let maximumSize, output > maximumSize {
       return "decompressed body passed the limit of \(ByteCount.describe(maximumSize))"
     }
     if let maximumRatio, output > ratioFloor {
-      let (allowed, overflow) = maximumRatio.multipliedReportingOverflow(by: max(input, 1))
-      guard !overflow, output > allowed else { return nil }
+      guard let allowed = ratioAllowance(forInput: input), output > allowed else { return nil }
       return
         "decompressed body expanded more than \(maximumRatio)× (\(output) bytes from \(input))"
     }
     return nil
+  }
+
+  /// The ratio limit's output for `input` bytes (at least one byte counted), or `nil` without
+  /// a ratio limit or when the product overflows (no bound then).
+  private func ratioAllowance(forInput input: Int) -> Int? {
+    guard let maximumRatio else { return nil }
+    let (allowed, overflow) = maximumRatio.multipliedReportingOverflow(by: max(input, 1))
+    return overflow ? nil : allowed
   }
 }
 

@@ -15,9 +15,6 @@ enum GzipSniffer {
     return isZlibHeader(data[data.startIndex], data[data.startIndex + 1])
   }
 
-  /// Whether CMF and FLG form a valid zlib header: method 8 (deflate), a window of at most
-  /// 32 KiB, no preset dictionary (HTTP has no way to name one), and
-  /// `(CMF × 256 + FLG) % 31 == 0`.
   /// The size a gzip stream's last member says it decompresses to (its ISIZE trailer, the
   /// length modulo 2³²), or `nil` when `bytes` is too short to hold a member. A hint only.
   static func gzipTrailerSize(_ bytes: UnsafeRawBufferPointer) -> Int? {
@@ -27,6 +24,9 @@ enum GzipSniffer {
     return size
   }
 
+  /// Whether CMF and FLG form a valid zlib header: method 8 (deflate), a window of at most
+  /// 32 KiB, no preset dictionary (HTTP has no way to name one), and
+  /// `(CMF × 256 + FLG) % 31 == 0`.
   static func isZlibHeader(_ cmf: UInt8, _ flg: UInt8) -> Bool {
     cmf & 0x0F == 8 && cmf >> 4 <= 7 && flg & 0x20 == 0
       && (Int(cmf) * 256 + Int(flg)) % 31 == 0
