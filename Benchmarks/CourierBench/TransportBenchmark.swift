@@ -32,6 +32,7 @@ enum TransportBenchmark {
       "Courier on CurlTransport",
       "Client.standard (six middleware) on CurlTransport",
       "Client.standard (six middleware) on URLSessionTransport",
+      "Courier on CurlTransport, transfers handed to the loop thread",
     ]
     let server = try BenchServer.start(rows: rowNames.count, body: EndToEndBenchmark.body)
     defer { server.stop() }
@@ -45,6 +46,9 @@ enum TransportBenchmark {
         .flatMap { Int($0) } ?? 1
       let rows = makeRows(rowNames, server: server, connections: tasks > 1 ? 16 : nil)
       let row = rows.rows[index]
+      let cpuBefore = Measure.processCPUTime()
+      let start = ContinuousClock.now
+      var total = 0
       try await withThrowingTaskGroup(of: Void.self) { group in
         for _ in 0..<tasks {
           group.addTask {
@@ -54,9 +58,18 @@ enum TransportBenchmark {
               ?? sequentialRounds * 20
             for _ in 0..<count { try await row.send() }
           }
+          total +=
+            ProcessInfo.processInfo.environment["COURIER_BENCH_REQUESTS"].flatMap { Int($0) }
+            ?? sequentialRounds * 20
         }
         try await group.waitForAll()
       }
+      let elapsed = Measure.nanoseconds(ContinuousClock.now - start)
+      let cpu = Measure.processCPUTime() - cpuBefore
+      print(
+        "\(row.name): \(total) requests, \(Measure.format(Double(total) * 1e9 / elapsed)) req/s, "
+          + "\(Measure.format(cpu / Double(total) / 1000, decimals: 1)) CPU µs/request "
+          + "(this process)")
       rows.shutdown()
       return
     }
@@ -105,6 +118,9 @@ enum TransportBenchmark {
     if let connections { curlConfiguration.maximumConnectionsPerHost = connections }
     let curl = CurlTransport(configuration: curlConfiguration)
     let curlStandard = CurlTransport(configuration: curlConfiguration)
+    var handedConfiguration = curlConfiguration
+    handedConfiguration.startsTransfersOnCallingThread = false
+    let curlHanded = CurlTransport(configuration: handedConfiguration)
     let endpoint = Endpoint<Item>(.get, "item")
     let onURLSession = Client(baseURL: server.base(row: 1), transport: urlSessionTransport)
     let onCurl = Client(baseURL: server.base(row: 2), transport: curl)
@@ -112,6 +128,7 @@ enum TransportBenchmark {
       baseURL: server.base(row: 3), transport: curlStandard, configure: removeMiddleware)
     let standardOnURLSession = Client.standard(
       baseURL: server.base(row: 4), transport: urlSessionStandard, configure: removeMiddleware)
+    let onCurlHanded = Client(baseURL: server.base(row: 5), transport: curlHanded)
     let rows = [
       Row(name: names[0]) {
         let (data, response) = try await session.data(for: URLRequest(url: plainURL))
@@ -124,6 +141,7 @@ enum TransportBenchmark {
       Row(name: names[2]) { _ = try await onCurl.send(endpoint) },
       Row(name: names[3]) { _ = try await standard.send(endpoint) },
       Row(name: names[4]) { _ = try await standardOnURLSession.send(endpoint) },
+      Row(name: names[5]) { _ = try await onCurlHanded.send(endpoint) },
     ]
     return (
       rows,
@@ -133,6 +151,7 @@ enum TransportBenchmark {
         urlSessionStandard.shutdown()
         curl.shutdown()
         curlStandard.shutdown()
+        curlHanded.shutdown()
       }
     )
   }
@@ -225,6 +244,13 @@ enum TransportBenchmark {
     print(
       "Courier on CurlTransport / Courier on URLSessionTransport: "
         + "\(Measure.format(overall[2] / overall[1], decimals: 2))×  ")
+    // What starting transfers on the calling thread saves: the same transport with every
+    // transfer handed to the loop thread through its queue and eventfd (row 6).
+    print(
+      "CurlTransport, transfers started by their callers / handed to the loop thread (row 3 / "
+        + "row 6): \(Measure.format(overall[2] / overall[5], decimals: 2))× requests/s; CPU "
+        + "µs/request \(Measure.format(Measure.median(cpu[2]))) against "
+        + "\(Measure.format(Measure.median(cpu[5])))  ")
     // Issue #8's goal, with the server's CPU outside the figure (it is nginx's, in another
     // process): what the six standard middleware add to this process per request.
     let overURLSession = Measure.median(cpu[4]) - Measure.median(cpu[1])

@@ -153,6 +153,12 @@ static inline void courier_wake_close(int reader, int writer) {
 
 // MARK: Constants that are macros
 
+/// The libcurl the process runs with, as `0xXXYYZZ` (`curl_version_info`'s `version_num`).
+static inline unsigned int courier_curl_version_num(void) {
+  return curl_version_info(CURLVERSION_NOW)->version_num;
+}
+
+
 /// `curl_global_init(CURL_GLOBAL_ALL)`; call it once per process (CourierCurl does, through a
 /// lazily initialised global).
 static inline CURLcode courier_curl_global_init(void) {

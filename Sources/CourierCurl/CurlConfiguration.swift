@@ -39,6 +39,14 @@ extension CurlTransport {
     public var httpVersion: HTTPVersion
     /// Trust settings for `https`. Default ``TLS/system``.
     public var tls: TLS
+    /// Whether a caller adds its transfer to libcurl and sends the request from its own thread
+    /// (under the transport's lock), leaving only the response to the event-loop thread.
+    /// Default `true`: one request at a time on a kept-alive connection, the loop thread is
+    /// then woken once per request instead of twice (see the README's transport table for
+    /// what that saves). Needs libcurl 7.88 or later, whose socket writes never raise
+    /// `SIGPIPE`; with an older libcurl, or `false`, every transfer is handed to the loop
+    /// thread through its queue.
+    public var startsTransfersOnCallingThread: Bool
 
     /// Creates a configuration; every default is ``standard``'s.
     public init(
@@ -48,7 +56,8 @@ extension CurlTransport {
       maximumResponseBodySize: Int = ResponsePipeline.defaultMaximumDecodedBodySize,
       contentDecoding: ContentDecoding = .none,
       httpVersion: HTTPVersion = .http1,
-      tls: TLS = .system
+      tls: TLS = .system,
+      startsTransfersOnCallingThread: Bool = true
     ) {
       self.maximumConnectionsPerHost = maximumConnectionsPerHost
       self.connectTimeout = connectTimeout
@@ -57,13 +66,15 @@ extension CurlTransport {
       self.contentDecoding = contentDecoding
       self.httpVersion = httpVersion
       self.tls = tls
+      self.startsTransfersOnCallingThread = startsTransfersOnCallingThread
     }
 
     /// The fewest idle connections kept over all hosts.
     static let minimumIdleConnections = 64
 
     /// HTTP/1.1, 8 connections per host, 10 s to connect, 60 s idle limit, 32 MiB response
-    /// bodies, no content decoding, the system's trust store.
+    /// bodies, no content decoding, the system's trust store, transfers started on the
+    /// calling thread.
     public static var standard: Configuration { Configuration() }
   }
 

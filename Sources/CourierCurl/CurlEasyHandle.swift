@@ -1,7 +1,7 @@
 import CCourierCurl
 
 /// A libcurl easy handle kept by a ``CurlLoopCore`` from one transfer to the next, with its
-/// error buffer and a note of what its options hold. Used on the loop thread only.
+/// error buffer and a note of what its options hold. Used only under the event loop's engine lock.
 ///
 /// Resetting a handle (`curl_easy_reset`) and setting every option again cost a few
 /// microseconds of the loop thread per request: libcurl frees and re-initialises all its

@@ -8,8 +8,7 @@ import CCourierCurl
 
 /// The sockets and the timer libcurl asks a ``CurlEventLoop`` to watch, through the multi
 /// handle's socket interface (`CURLMOPT_SOCKETFUNCTION`, `CURLMOPT_TIMERFUNCTION`), and the one
-/// `poll` that waits for them and for the loop's wake-up descriptor. Used on the loop thread
-/// only: libcurl calls the callbacks from inside the multi functions the loop calls.
+/// `poll` that waits for them and for the loop's wake-up descriptor.
 ///
 /// Why the socket interface and not `curl_multi_perform` + `curl_multi_poll`: told which socket
 /// is ready (`curl_multi_socket_action` with `CURL_CSELECT_IN`), libcurl works on that
@@ -19,22 +18,35 @@ import CCourierCurl
 /// again; with 16 in flight, one per transfer on every wake-up). A plain `poll` array, not
 /// `epoll`: libcurl switches a socket between reading and writing on every request, which is
 /// a free array update here and would be an `epoll_ctl` system call each time.
-final class CurlSocketPoller {
-  /// What `poll` watches: the wake-up descriptor first, then libcurl's sockets.
-  private var descriptors: [pollfd]
-  /// Where each socket is in ``descriptors``.
-  private var positions: [Int32: Int] = [:]
+///
+/// ## Two sides
+/// What libcurl asks for (``wanted``, ``watched``, the timer) is changed by libcurl's callbacks,
+/// which run inside whichever thread calls into the multi handle: the loop thread, or a caller
+/// that starts its own transfer (``CurlEventLoop``). Those properties are touched only under the
+/// loop's engine lock. The `pollfd` array the kernel reads (``PollSet``) belongs to the loop
+/// thread alone, which rebuilds it from ``watched`` under the lock when ``isDirty`` says the
+/// two differ, and then waits on it outside the lock. A caller that changed ``watched`` while
+/// the loop waits sees ``isDirty`` and wakes the loop so that it waits on the new set.
+///
+/// ## Idle connections stay watched
+/// When a transfer ends, libcurl stops watching its socket (`CURL_POLL_REMOVE`) and keeps the
+/// connection for the next request. The socket stays in ``watched`` for reading: the next
+/// request on that connection then asks for exactly what the array already has, so a caller
+/// that sends it needs no wake-up of the loop (one `eventfd` write and one context switch of
+/// the loop thread per request, measured below in ``CurlEventLoop``). An idle socket that
+/// becomes readable (the server closed it, or sent something unasked) is passed to nobody: it
+/// leaves the set (``PollSet/wait(timeout:)`` reports it in ``PollSet/strays``), so it cannot
+/// make `poll` return again and again; a closed descriptor (`POLLNVAL`) leaves it too.
+final class CurlSocketInterest {
+  /// What libcurl wants to hear about each socket of a transfer in flight, in `pollfd` events.
+  private(set) var wanted: [Int32: Int16] = [:]
+  /// What the next `poll` must watch: ``wanted`` plus idle connections, for reading.
+  private(set) var watched: [Int32: Int16] = [:]
+  /// ``watched`` changed since the loop last built its `pollfd` array from it.
+  private(set) var isDirty = false
   /// When libcurl wants `curl_multi_socket_action(CURL_SOCKET_TIMEOUT)` called, in
   /// milliseconds of the monotonic clock; `nil` when it has no timeout pending.
-  private var deadline: Int64?
-  /// The sockets the last ``wait(limit:)`` found ready, with libcurl's `CURL_CSELECT_*`
-  /// bits; reused from wait to wait.
-  private(set) var ready: [(socket: curl_socket_t, events: Int32)] = []
-
-  init(wakeReader: Int32) {
-    descriptors = [pollfd(fd: wakeReader, events: Int16(POLLIN), revents: 0)]
-    ready.reserveCapacity(16)
-  }
+  private(set) var deadline: Int64?
 
   /// Makes this object the multi handle's socket and timer callbacks' target; it must
   /// outlive the multi handle's last call (its cleanup included).
@@ -42,14 +54,14 @@ final class CurlSocketPoller {
     let context = Unmanaged.passUnretained(self).toOpaque()
     _ = courier_curl_multi_setopt_socket_callback(multi) { _, socket, what, context, _ in
       guard let context else { return 0 }
-      Unmanaged<CurlSocketPoller>.fromOpaque(context).takeUnretainedValue()
+      Unmanaged<CurlSocketInterest>.fromOpaque(context).takeUnretainedValue()
         .watch(socket, what: what)
       return 0
     }
     _ = courier_curl_multi_setopt_pointer(multi, CURLMOPT_SOCKETDATA, context)
     _ = courier_curl_multi_setopt_timer_callback(multi) { _, milliseconds, context in
       guard let context else { return 0 }
-      Unmanaged<CurlSocketPoller>.fromOpaque(context).takeUnretainedValue()
+      Unmanaged<CurlSocketInterest>.fromOpaque(context).takeUnretainedValue()
         .setTimer(milliseconds)
       return 0
     }
@@ -58,29 +70,19 @@ final class CurlSocketPoller {
 
   /// `CURLMOPT_SOCKETFUNCTION`: start, change or stop watching `socket`.
   private func watch(_ socket: curl_socket_t, what: Int32) {
+    var events = Int16(POLLIN)
     if what == courier_curl_poll_remove {
-      forget(socket)
-      return
-    }
-    var events: Int16 = 0
-    if what & courier_curl_poll_in != 0 { events |= Int16(POLLIN) }
-    if what & courier_curl_poll_out != 0 { events |= Int16(POLLOUT) }
-    if let position = positions[socket] {
-      descriptors[position].events = events
+      wanted[socket] = nil
     } else {
-      positions[socket] = descriptors.count
-      descriptors.append(pollfd(fd: socket, events: events, revents: 0))
+      events = 0
+      if what & courier_curl_poll_in != 0 { events |= Int16(POLLIN) }
+      if what & courier_curl_poll_out != 0 { events |= Int16(POLLOUT) }
+      wanted[socket] = events
     }
-  }
-
-  private func forget(_ socket: curl_socket_t) {
-    guard let position = positions.removeValue(forKey: socket) else { return }
-    let last = descriptors.count - 1
-    if position != last {
-      descriptors[position] = descriptors[last]
-      positions[descriptors[position].fd] = position
+    if watched[socket] != events {
+      watched[socket] = events
+      isDirty = true
     }
-    descriptors.removeLast()
   }
 
   /// `CURLMOPT_TIMERFUNCTION`: `-1` removes the timeout, `0` asks for it at once.
@@ -96,38 +98,85 @@ final class CurlSocketPoller {
     return true
   }
 
-  /// Waits until a socket is ready, the loop is woken, or libcurl's timeout is due — at most
-  /// `limit` milliseconds — and fills ``ready``. Drains the wake-up descriptor when it fired.
-  func wait(limit: Int32) {
-    var timeout = limit
-    if let deadline {
-      timeout = Int32(clamping: max(0, min(Int64(limit), deadline - Self.now())))
+  /// The `CURL_CSELECT_*` bits for a socket `poll` found ready, or `nil` when libcurl does not
+  /// want it (an idle connection): that socket leaves the watched set.
+  func readiness(_ socket: Int32, revents: Int16) -> Int32? {
+    guard wanted[socket] != nil else {
+      forget(socket)
+      return nil
     }
+    let revents = Int32(revents)
+    var events: Int32 = 0
+    if revents & Int32(POLLIN | POLLHUP) != 0 { events |= courier_curl_cselect_in }
+    if revents & Int32(POLLOUT) != 0 { events |= courier_curl_cselect_out }
+    if revents & Int32(POLLERR | POLLNVAL) != 0 { events |= courier_curl_cselect_err }
+    // A descriptor closed without libcurl saying so would make every poll return at once.
+    if revents & Int32(POLLNVAL) != 0 { forget(socket) }
+    return events
+  }
+
+  /// Stops watching `socket` until libcurl asks for it again.
+  private func forget(_ socket: Int32) {
+    if watched.removeValue(forKey: socket) != nil { isDirty = true }
+  }
+
+  /// Marks ``watched`` as built into the loop's array.
+  func markBuilt() { isDirty = false }
+
+  /// How long the loop may wait, at most `limit` milliseconds, and the monotonic millisecond
+  /// at which that wait ends.
+  func waitTime(limit: Int32) -> (timeout: Int32, ends: Int64) {
+    let now = Self.now()
+    var timeout = limit
+    if let deadline { timeout = Int32(clamping: max(0, min(Int64(limit), deadline - now))) }
+    return (timeout, now + Int64(timeout))
+  }
+
+  /// The monotonic clock in milliseconds.
+  static func now() -> Int64 {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return Int64(time.tv_sec) * 1_000 + Int64(time.tv_nsec) / 1_000_000
+  }
+}
+
+/// The `pollfd` array of a ``CurlEventLoop``: the wake-up descriptor first, then every socket
+/// of ``CurlSocketInterest/watched``. Touched by the loop thread only.
+final class PollSet {
+  private var descriptors: [pollfd]
+  /// The sockets the last ``wait(timeout:)`` found ready, with their `revents`; reused from
+  /// wait to wait.
+  private(set) var ready: [(socket: Int32, revents: Int16)] = []
+
+  init(wakeReader: Int32) {
+    descriptors = [pollfd(fd: wakeReader, events: Int16(POLLIN), revents: 0)]
+    ready.reserveCapacity(16)
+  }
+
+  /// Replaces the sockets with `watched` (called under the engine lock).
+  func rebuild(from watched: [Int32: Int16]) {
+    descriptors.removeSubrange(1...)
+    for (socket, events) in watched {
+      descriptors.append(pollfd(fd: socket, events: events, revents: 0))
+    }
+  }
+
+  /// Empties ``ready`` instead of waiting: the loop has queued work to take first.
+  func skipWait() {
+    ready.removeAll(keepingCapacity: true)
+  }
+
+  /// Waits until a socket is ready, the loop is woken, or `timeout` milliseconds pass, and
+  /// fills ``ready``. Drains the wake-up descriptor when it fired. Called outside the lock.
+  func wait(timeout: Int32) {
     ready.removeAll(keepingCapacity: true)
     let count = descriptors.withUnsafeMutableBufferPointer {
       poll($0.baseAddress, nfds_t($0.count), timeout)
     }
     guard count > 0 else { return }
     if descriptors[0].revents != 0 { courier_wake_drain(descriptors[0].fd) }
-    var closed: [curl_socket_t] = []
-    for index in descriptors.indices.dropFirst() {
-      let revents = Int32(descriptors[index].revents)
-      guard revents != 0 else { continue }
-      var events: Int32 = 0
-      if revents & Int32(POLLIN | POLLHUP) != 0 { events |= courier_curl_cselect_in }
-      if revents & Int32(POLLOUT) != 0 { events |= courier_curl_cselect_out }
-      if revents & Int32(POLLERR | POLLNVAL) != 0 { events |= courier_curl_cselect_err }
-      ready.append((descriptors[index].fd, events))
-      // A descriptor closed without libcurl saying so would make every poll return at once.
-      if revents & Int32(POLLNVAL) != 0 { closed.append(descriptors[index].fd) }
+    for index in descriptors.indices.dropFirst() where descriptors[index].revents != 0 {
+      ready.append((descriptors[index].fd, descriptors[index].revents))
     }
-    for socket in closed { forget(socket) }
-  }
-
-  /// The monotonic clock in milliseconds.
-  private static func now() -> Int64 {
-    var time = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &time)
-    return Int64(time.tv_sec) * 1_000 + Int64(time.tv_nsec) / 1_000_000
   }
 }

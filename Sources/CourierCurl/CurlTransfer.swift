@@ -8,12 +8,13 @@ import Foundation
   import Darwin
 #endif
 
-/// One transfer in flight on the loop thread: its easy handle's settings and what libcurl's
-/// callbacks collect. Created, used and released on the loop thread only; libcurl's callbacks
+/// One transfer in flight: its easy handle's settings and what libcurl's callbacks collect.
+/// Created, used and released only under the event loop's engine lock (on the loop thread, or
+/// on the caller's thread when the caller starts its own transfer); libcurl's callbacks
 /// reach it through an unretained pointer while the loop's table owns it.
 ///
 /// A request with a ``DownloadAttribute`` gets a ``DownloadWriter`` of its own, created,
-/// used and closed here on the loop thread: it adds `Range`/`If-Range` to the request sent,
+/// used and closed here under the same lock: it adds `Range`/`If-Range` to the request sent,
 /// decides at the final response head whether the body goes to the file (a `2xx`), takes each
 /// piece libcurl hands the write callback, and is finished when the transfer completes or
 /// abandoned (the partial file kept for a resume) when it fails, is cancelled or is shut down.
@@ -51,8 +52,8 @@ final class CurlTransfer {
   private let uploadProgress: TransferProgress?
   /// The total the download progress expects, from the final response head.
   private var expectedLength: Int64?
-  /// The final response's header lines, without CR LF, each followed by LF: kept as bytes on
-  /// the loop thread and turned into fields only when a header is first read, on the reader's
+  /// The final response's header lines, without CR LF, each followed by LF: kept as bytes under
+  /// the engine lock and turned into fields only when a header is first read, on the reader's
   /// thread (``ReceivedHeaderLines/parse(_:)``).
   private var headerLines: [UInt8] = []
   /// The blank line after the final header block was seen: later header lines are chunked
@@ -303,7 +304,7 @@ final class CurlTransfer {
     headerList = list
   }
 
-  // MARK: Callbacks (loop thread)
+  // MARK: Callbacks (under the engine lock, mostly on the loop thread)
 
   private func receiveBody(_ bytes: UnsafeRawPointer, count: Int) -> Int {
     if writing, let writer {
@@ -419,7 +420,7 @@ final class CurlTransfer {
 
   /// Whether `line`, if it is a `Content-Length` field, repeats the value seen so far (a list
   /// such as `5, 5` counts as its values); a different value is a conflict. Read byte by byte:
-  /// it runs for every header line on the loop thread.
+  /// it runs for every header line, under the engine lock.
   private func agreesOnContentLength(_ line: UnsafeRawBufferPointer) -> Bool {
     guard let valueStart = ReceivedHeaderLines.valueStart(in: line, named: "Content-Length")
     else { return true }
@@ -438,7 +439,7 @@ final class CurlTransfer {
     case text([UInt8])
 
     /// The value of `item`, or `nil` when it is only white space (an empty item, as in `5,`).
-    /// Digits are read without allocating: the usual value costs nothing on the loop thread.
+    /// Digits are read without allocating: the usual value costs nothing under the engine lock.
     init?(_ item: Slice<UnsafeRawBufferPointer>) {
       var number: UInt64 = 0
       var digits = 0

@@ -5,10 +5,11 @@ import Foundation
 /// event-loop thread per transport — several times faster than `URLSessionTransport` on Linux.
 ///
 /// On Linux, `URLSession` is libcurl wrapped in Foundation glue, and the glue costs most of the
-/// CPU. `CurlTransport` drives libcurl directly: callers hand their transfers to the loop thread
-/// through a locked queue and an `eventfd`; the thread runs every transfer of the transport in
-/// one `CURLM` through libcurl's socket interface, reusing keep-alive connections, and resumes
-/// each caller exactly once — with the response, an error, a cancellation or the transport's
+/// CPU. `CurlTransport` drives libcurl directly: every transfer of the transport runs in one
+/// `CURLM` through libcurl's socket interface, reusing keep-alive connections. A caller that
+/// finds nothing else in flight adds its transfer and sends the request from its own thread;
+/// otherwise it hands the transfer to the loop thread through a locked queue and an `eventfd`.
+/// The loop thread waits for the responses and resumes each caller exactly once — with the response, an error, a cancellation or the transport's
 /// shutdown. Call ``shutdown()`` when you are done with it (dropping the last reference does it
 /// too).
 ///
@@ -57,8 +58,10 @@ import Foundation
 ///   `no_proxy`), as with `URLSessionTransport` on Linux.
 /// - Every libcurl error becomes a ``CourierError`` with a kind from ``CurlErrorMapping``;
 ///   libcurl's own message is in the error's `debugDescription`, never in its reason.
-/// - `SIGPIPE` is blocked on the loop thread, where all of libcurl's socket I/O happens, and
-///   libcurl runs with `CURLOPT_NOSIGNAL`: a peer that closes a socket never kills the process.
+/// - A peer that closes a socket never kills the process: libcurl runs with
+///   `CURLOPT_NOSIGNAL`, `SIGPIPE` is blocked on the loop thread, and callers send from their
+///   own threads only with libcurl 7.88 or later, whose socket writes (OpenSSL's included) all
+///   use `MSG_NOSIGNAL`.
 ///
 /// ## Choosing a transport
 /// Prefer `CurlTransport` for services on Linux: the same request costs about a quarter of the
@@ -160,6 +163,11 @@ public final class CurlTransport: Transport, CustomStringConvertible {
   /// How many connections the transport has opened so far (libcurl's `CURLINFO_NUM_CONNECTS`
   /// summed over every transfer): with keep-alive, far fewer than the requests sent.
   public var openedConnections: Int { loop.openedConnections }
+
+  /// How often callers woke the event-loop thread, and how many turns it made (for tests).
+  var loopActivity: (wakeUps: Int, turns: Int) {
+    (loop.wakeUps.load(ordering: .relaxed), loop.turns.load(ordering: .relaxed))
+  }
 
   /// The settings that change what goes on the wire:
   /// `CurlTransport(HTTP/1.1; 8 connections per host; body limit 32 MiB; decoding: none)`.

@@ -284,6 +284,52 @@ struct CurlTransportTests {
     #expect(fixture.transport.openedConnections == connections.count)
   }
 
+  @Test(
+    "one request at a time, a caller sends its own request: the loop thread is not woken for it",
+    arguments: [true, false])
+  func callerStartsTransfer(startsOnCaller: Bool) async throws {
+    var configuration = CurlTransport.Configuration.standard
+    configuration.startsTransfersOnCallingThread = startsOnCaller
+    let fixture = try CurlFixture(configuration)
+    defer { fixture.shutdown() }
+    fixture.server.setDispatcher { request in .text(request.path) }
+    // The first request opens the connection (the loop must watch a new socket).
+    #expect(try await fixture.client.send(Endpoint<String>(.get, "warm")) == "/warm")
+    let before = fixture.transport.loopActivity
+    for index in 0..<50 {
+      #expect(try await fixture.client.send(Endpoint<String>(.get, "n/\(index)")) == "/n/\(index)")
+    }
+    let wakeUps = fixture.transport.loopActivity.wakeUps - before.wakeUps
+    #expect(fixture.transport.openedConnections == 1)
+    if startsOnCaller {
+      // Only a caller that found the lock busy at the wrong moment queues and wakes.
+      #expect(wakeUps <= 5, "\(wakeUps) wake-ups for 50 requests")
+    } else {
+      // Handed to the loop thread, which sleeps between requests: most of them wake it.
+      #expect(wakeUps >= 10, "\(wakeUps) wake-ups for 50 requests")
+    }
+  }
+
+  @Test("an idle connection the server closes leaves the poll set: the loop does not spin")
+  func idleConnectionClosedByServer() async throws {
+    // Answers with keep-alive (no `Connection: close`), then closes: libcurl keeps the
+    // connection idle, and its socket, still watched for reading, sees the server's FIN.
+    let server = try RawServer(
+      reply: Data("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8))
+    let transport = CurlTransport()
+    defer { transport.shutdown() }
+    let url = try #require(URL(string: "http://127.0.0.1:\(server.port)/idle"))
+    let response = try await Client(transport: transport).send(Request(url: url))
+    #expect(response.status == 200 && response.body == Data("ok".utf8))
+    server.finish()
+    // A window to watch the loop in, not a synchronisation: a loop that kept polling a
+    // readable idle socket would turn tens of thousands of times in it.
+    let before = transport.loopActivity.turns
+    try await Task.sleep(for: .milliseconds(300))
+    let turns = transport.loopActivity.turns - before
+    #expect(turns <= 5, "\(turns) loop turns in 300 ms with nothing in flight")
+  }
+
   // MARK: Protocol and TLS options
 
   @Test("HTTP/1.1 by default; the HTTP/2 opt-in stays HTTP/1.1 without TLS")
@@ -336,7 +382,7 @@ struct CurlTransportTests {
 
   // MARK: Signals, threads, descriptors
 
-  @Test("SIGPIPE is blocked on the event-loop thread, where libcurl does all socket I/O")
+  @Test("SIGPIPE is blocked on the event-loop thread, where libcurl reads and writes the most")
   func sigpipeBlocked() async throws {
     let fixture = try CurlFixture()
     defer { fixture.shutdown() }

@@ -17,7 +17,7 @@
 /// `pthread_mutex_lock`/`unlock`, so with this lock a report is a real one.
 ///
 /// `@unchecked Sendable` because ``value`` is only ever read or written inside
-/// ``withLock(_:)``, between `pthread_mutex_lock` and `pthread_mutex_unlock` of the one mutex
+/// ``withLock(_:)`` or ``withLockIfAvailable(_:)``, between `pthread_mutex_lock` and `pthread_mutex_unlock` of the one mutex
 /// this object owns; the mutex itself lives at a stable heap address for the object's whole
 /// life.
 package final class PThreadLock<Value>: @unchecked Sendable {
@@ -43,6 +43,19 @@ package final class PThreadLock<Value>: @unchecked Sendable {
   @inlinable
   package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
     pthread_mutex_lock(mutex)
+    defer { pthread_mutex_unlock(mutex) }
+    return try body(&value)
+  }
+
+  /// Runs `body` with the value while holding the lock, if the lock can be taken without
+  /// waiting (`pthread_mutex_trylock`); `nil` when another thread holds it.
+  @inlinable
+  package func withLockIfAvailable<Result>(
+    _ body: (inout Value) throws -> Result
+  ) rethrows
+    -> Result?
+  {
+    guard pthread_mutex_trylock(mutex) == 0 else { return nil }
     defer { pthread_mutex_unlock(mutex) }
     return try body(&value)
   }
