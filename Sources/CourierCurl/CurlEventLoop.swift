@@ -174,7 +174,7 @@ final class CurlEventLoop: Sendable {
   /// `nil` before the loop could start and after it stopped.
   private let engine: PThreadLock<Engine?>
   /// The core's connection count, readable without the lock.
-  private let connections: ConnectionCounter
+  private let counters: CurlLoopCounters
   /// Callers between leaving a lock and returning from a wake-up.
   private let wakers = Atomic<Int>(0)
   /// Set when a ticket, a cancellation or the shutdown was queued, so the loop thread takes the
@@ -230,7 +230,7 @@ final class CurlEventLoop: Sendable {
     } else {
       state.startupFailure = "curl_multi_init failed"
     }
-    connections = engine?.core.connections ?? ConnectionCounter()
+    counters = engine?.core.counters ?? CurlLoopCounters()
     callersStartTransfers =
       configuration.startsTransfersOnCallingThread
       && courier_curl_version_num() >= Self.versionWithoutSIGPIPE
@@ -289,6 +289,7 @@ final class CurlEventLoop: Sendable {
   /// request (four pairs of 9,600, each pair lost). Waiting for the lock, rather than trying
   /// it, was worse still.
   private func startHere(_ ticket: CurlTicket) -> Bool {
+    guard counters.inFlight == 0 else { return false }
     var completions: [CurlLoopCore.Completion] = []
     let outcome = engine.withLockIfAvailable { engine -> Bool? in
       guard engine != nil, engine!.core.count == 0 else { return nil }
@@ -377,7 +378,7 @@ final class CurlEventLoop: Sendable {
 
   var isShutDown: Bool { shared.withLock { $0.isShutDown } }
 
-  var openedConnections: Int { connections.count }
+  var openedConnections: Int { counters.connections }
 
   static func cancelledError(_ request: Request) -> CourierError {
     CourierError(
@@ -502,7 +503,7 @@ final class CurlLoopCore {
   private let multi: UnsafeMutableRawPointer
   private let configuration: CurlTransport.Configuration
   /// The connections the transfers opened, readable from any thread.
-  let connections = ConnectionCounter()
+  let counters = CurlLoopCounters()
   private var byTicket: [ObjectIdentifier: CurlTransfer] = [:]
   private var byHandle: [UnsafeMutableRawPointer: CurlTransfer] = [:]
   private var spareHandles: [CurlEasyHandle] = []
@@ -546,6 +547,7 @@ final class CurlLoopCore {
       return
     }
     byTicket[ObjectIdentifier(ticket)] = transfer
+    counters.inFlight = byTicket.count
     byHandle[easy] = transfer
   }
 
@@ -553,6 +555,7 @@ final class CurlLoopCore {
   /// before it completed) and fails its caller with ``CourierError/Kind/cancelled``.
   func cancel(_ ticket: CurlTicket, completions: inout [Completion]) {
     guard let transfer = byTicket.removeValue(forKey: ObjectIdentifier(ticket)) else { return }
+    counters.inFlight = byTicket.count
     end(transfer, with: .failure(CurlEventLoop.cancelledError(ticket.request)), &completions)
   }
 
@@ -570,6 +573,7 @@ final class CurlLoopCore {
         continue
       }
       byTicket[ObjectIdentifier(transfer.ticket)] = nil
+      counters.inFlight = byTicket.count
       end(transfer, with: transfer.complete(code), &completions)
     }
   }
@@ -582,6 +586,7 @@ final class CurlLoopCore {
         &completions)
     }
     byTicket.removeAll()
+    counters.inFlight = 0
     spareHandles.removeAll()
   }
 
@@ -591,7 +596,7 @@ final class CurlLoopCore {
   ) {
     byHandle[transfer.easy] = nil
     curl_multi_remove_handle(multi, transfer.easy)
-    connections.add(transfer.connectionsOpened())
+    counters.addConnections(transfer.connectionsOpened())
     transfer.release()
     if case .failure = result { transfer.handle.needsReset = true }
     recycle(transfer.handle)
@@ -612,16 +617,25 @@ final class CurlLoopCore {
   }
 }
 
-/// How many connections a transport's transfers opened: written under the engine lock, read
-/// from any thread.
-final class ConnectionCounter: Sendable {
-  private let value = Atomic<Int>(0)
+/// What a ``CurlLoopCore`` counts, written under the engine lock and read from any thread
+/// without it.
+final class CurlLoopCounters: Sendable {
+  private let opened = Atomic<Int>(0)
+  private let transfers = Atomic<Int>(0)
 
-  /// Adds `count` (nothing when it is 0 or less).
-  func add(_ count: Int) {
-    if count > 0 { value.add(count, ordering: .relaxed) }
+  /// Adds `count` opened connections (nothing when it is 0 or less).
+  func addConnections(_ count: Int) {
+    if count > 0 { opened.add(count, ordering: .relaxed) }
   }
 
-  /// The count so far.
-  var count: Int { value.load(ordering: .relaxed) }
+  /// The connections opened so far.
+  var connections: Int { opened.load(ordering: .relaxed) }
+
+  /// The transfers in flight, as last published; a caller reads it before it tries the lock,
+  /// so that with requests in flight it queues without touching the lock the loop thread
+  /// needs (trying it cost 5–10 µs of CPU per request at 16 at once).
+  var inFlight: Int {
+    get { transfers.load(ordering: .relaxed) }
+    set { transfers.store(newValue, ordering: .relaxed) }
+  }
 }
