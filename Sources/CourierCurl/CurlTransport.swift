@@ -7,11 +7,11 @@ import Foundation
 /// On Linux, `URLSession` is libcurl wrapped in Foundation glue, and the glue costs most of the
 /// CPU. `CurlTransport` drives libcurl directly: every transfer of the transport runs in one
 /// `CURLM` through libcurl's socket interface, reusing keep-alive connections. A caller that
-/// finds nothing else in flight adds its transfer and sends the request from its own thread;
+/// is the only one in progress adds its transfer and sends the request from its own thread;
 /// otherwise it hands the transfer to the loop thread through a locked queue and an `eventfd`.
-/// The loop thread waits for the responses and resumes each caller exactly once — with the response, an error, a cancellation or the transport's
-/// shutdown. Call ``shutdown()`` when you are done with it (dropping the last reference does it
-/// too).
+/// The loop thread waits for the responses and resumes each caller exactly once — with the
+/// response, an error, a cancellation or the transport's shutdown. Call ``shutdown()`` when you
+/// are done with it (dropping the last reference does it too).
 ///
 /// ```swift
 /// let transport = CurlTransport()

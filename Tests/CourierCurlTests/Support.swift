@@ -30,15 +30,16 @@ struct CurlFixture {
   }
 }
 
-/// A one-connection TCP server on 127.0.0.1 that does what MockServer will not: it reads the
-/// request head (unless `readsHead` is `false`), then writes `reply` byte for byte (or, with
-/// `reset`, closes at once with a TCP reset without reading anything) and closes.
+/// A TCP server on 127.0.0.1 that does what MockServer will not: on each of `connections`
+/// connections in turn (one by default) it reads the request head (unless `readsHead` is
+/// `false`), then writes `reply` byte for byte (or, with `reset`, closes at once with a TCP
+/// reset without reading anything) and closes.
 final class RawServer: Sendable {
   let port: Int
   private let listener: Int32
   private let done = DispatchSemaphore(value: 0)
 
-  init(reply: Data, readsHead: Bool = true, reset: Bool = false) throws {
+  init(reply: Data, readsHead: Bool = true, reset: Bool = false, connections: Int = 1) throws {
     let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard socket >= 0 else { throw POSIXError(.EIO) }
     var address = sockaddr_in()
@@ -65,24 +66,30 @@ final class RawServer: Sendable {
         close(socket)
         done.signal()
       }
-      let connection = accept(socket, nil, nil)
-      guard connection >= 0 else { return }
-      defer { close(connection) }
-      if reset {
-        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
-        setsockopt(
-          connection, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
-        return
+      for _ in 0..<connections {
+        let connection = accept(socket, nil, nil)
+        guard connection >= 0 else { return }
+        Self.serve(connection, reply: reply, readsHead: readsHead, reset: reset)
+        close(connection)
       }
-      var head = Data()
-      var buffer = [UInt8](repeating: 0, count: 4096)
-      while readsHead, !head.contains("\r\n\r\n".utf8) {
-        let count = read(connection, &buffer, buffer.count)
-        if count <= 0 { return }
-        head.append(contentsOf: buffer[0..<count])
-      }
-      _ = reply.withUnsafeBytes { write(connection, $0.baseAddress, $0.count) }
     }
+  }
+
+  private static func serve(_ connection: Int32, reply: Data, readsHead: Bool, reset: Bool) {
+    if reset {
+      var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+      setsockopt(
+        connection, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+      return
+    }
+    var head = Data()
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while readsHead, !head.contains("\r\n\r\n".utf8) {
+      let count = read(connection, &buffer, buffer.count)
+      if count <= 0 { return }
+      head.append(contentsOf: buffer[0..<count])
+    }
+    _ = reply.withUnsafeBytes { write(connection, $0.baseAddress, $0.count) }
   }
 
   /// Waits for the connection to be served and closed.
