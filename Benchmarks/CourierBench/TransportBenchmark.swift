@@ -46,21 +46,18 @@ enum TransportBenchmark {
         .flatMap { Int($0) } ?? 1
       let rows = makeRows(rowNames, server: server, connections: tasks > 1 ? 16 : nil)
       let row = rows.rows[index]
+      // COURIER_BENCH_REQUESTS per task, or as many as a full table's rounds.
+      let count =
+        ProcessInfo.processInfo.environment["COURIER_BENCH_REQUESTS"].flatMap { Int($0) }
+        ?? sequentialRounds * 20
+      let total = tasks * count
       let cpuBefore = Measure.processCPUTime()
       let start = ContinuousClock.now
-      var total = 0
       try await withThrowingTaskGroup(of: Void.self) { group in
         for _ in 0..<tasks {
           group.addTask {
-            // COURIER_BENCH_REQUESTS per task, or as many as a full table's rounds.
-            let count =
-              ProcessInfo.processInfo.environment["COURIER_BENCH_REQUESTS"].flatMap { Int($0) }
-              ?? sequentialRounds * 20
             for _ in 0..<count { try await row.send() }
           }
-          total +=
-            ProcessInfo.processInfo.environment["COURIER_BENCH_REQUESTS"].flatMap { Int($0) }
-            ?? sequentialRounds * 20
         }
         try await group.waitForAll()
       }

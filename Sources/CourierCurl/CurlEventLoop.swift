@@ -174,7 +174,7 @@ final class CurlEventLoop: Sendable {
   /// `nil` before the loop could start and after it stopped.
   private let engine: PThreadLock<Engine?>
   /// The core's connection count, readable without the lock.
-  private let counters: CurlLoopCounters
+  private let connections: CurlConnectionCounter
   /// Callers between leaving a lock and returning from a wake-up.
   private let wakers = Atomic<Int>(0)
   /// Set when a ticket, a cancellation or the shutdown was queued, so the loop thread takes the
@@ -235,7 +235,7 @@ final class CurlEventLoop: Sendable {
     } else {
       state.startupFailure = "curl_multi_init failed"
     }
-    counters = engine?.core.counters ?? CurlLoopCounters()
+    connections = engine?.core.connections ?? CurlConnectionCounter()
     callersStartTransfers =
       configuration.startsTransfersOnCallingThread
       && courier_curl_version_num() >= Self.versionWithoutSIGPIPE
@@ -282,18 +282,18 @@ final class CurlEventLoop: Sendable {
 
   /// Starts `ticket`'s transfer on the calling thread when no other transfer is in flight (its
   /// caller found itself alone in ``perform(_:limits:)``); `false` otherwise, when the engine
-  /// lock is busy (the loop thread is handing ready sockets
-  /// to libcurl, or another caller is starting its transfer) or when the loop has stopped: the
-  /// ticket then goes through the queue, which needs no wake-up while the loop is busy (and
-  /// gives the refusal when it has stopped).
+  /// lock is busy (the loop thread is handing ready sockets to libcurl, or another caller is
+  /// starting its transfer) or when the loop has stopped: the ticket then goes through the
+  /// queue, which needs no wake-up while the loop is busy (and gives the refusal when it has
+  /// stopped).
   ///
   /// Only with nothing in flight, because that is where it pays. One request at a time, the
   /// loop thread sleeps between requests, and starting here saves its wake-up: measured on
   /// the AMD EPYC host against loopback nginx, alternating runs of 3,000 requests with the
   /// option on and off, it won 11 of 20 pairs by a median 5 µs of about 200 µs of CPU per
   /// request, and 35 of 40 pairs by a median 27 µs of 250 (1.25× the requests per second) in
-  /// a slower phase of the VM, where each wake-up costs more. With 16 requests at once the loop thread is awake handing
-  /// responses to libcurl anyway and starts queued transfers in the same turn, while starting
+  /// a slower phase of the VM, where each wake-up costs more. With 16 requests at once the
+  /// loop thread is awake handing responses to libcurl anyway and starts queued transfers in the same turn, while starting
   /// them on the callers' threads moved libcurl's state between the two cores and made the
   /// callers contend for the lock: 15–20 % fewer requests per second and 15–20 % more CPU per
   /// request (four pairs of 9,600, each pair lost). Waiting for the lock, rather than trying
@@ -321,7 +321,7 @@ final class CurlEventLoop: Sendable {
       courier_wake_signal(wakeWriter)
       wakers.subtract(1, ordering: .sequentiallyConsistent)
     }
-    for (finished, result) in completions { finished.finish(result) }
+    resume(&completions)
     return true
   }
 
@@ -390,7 +390,7 @@ final class CurlEventLoop: Sendable {
 
   var isShutDown: Bool { shared.withLock { $0.isShutDown } }
 
-  var openedConnections: Int { counters.connections }
+  var openedConnections: Int { connections.count }
 
   static func cancelledError(_ request: Request) -> CourierError {
     CourierError(
@@ -515,7 +515,7 @@ final class CurlLoopCore {
   private let multi: UnsafeMutableRawPointer
   private let configuration: CurlTransport.Configuration
   /// The connections the transfers opened, readable from any thread.
-  let counters = CurlLoopCounters()
+  let connections = CurlConnectionCounter()
   private var byTicket: [ObjectIdentifier: CurlTransfer] = [:]
   private var byHandle: [UnsafeMutableRawPointer: CurlTransfer] = [:]
   private var spareHandles: [CurlEasyHandle] = []
@@ -604,7 +604,7 @@ final class CurlLoopCore {
   ) {
     byHandle[transfer.easy] = nil
     curl_multi_remove_handle(multi, transfer.easy)
-    counters.addConnections(transfer.connectionsOpened())
+    connections.add(transfer.connectionsOpened())
     transfer.release()
     if case .failure = result { transfer.handle.needsReset = true }
     recycle(transfer.handle)
@@ -625,16 +625,16 @@ final class CurlLoopCore {
   }
 }
 
-/// What a ``CurlLoopCore`` counts, written under the engine lock and read from any thread
-/// without it.
-final class CurlLoopCounters: Sendable {
+/// How many connections a ``CurlLoopCore``'s transfers opened: added to under the engine lock,
+/// read from any thread without it.
+final class CurlConnectionCounter: Sendable {
   private let opened = Atomic<Int>(0)
 
   /// Adds `count` opened connections (nothing when it is 0 or less).
-  func addConnections(_ count: Int) {
+  func add(_ count: Int) {
     if count > 0 { opened.add(count, ordering: .relaxed) }
   }
 
   /// The connections opened so far.
-  var connections: Int { opened.load(ordering: .relaxed) }
+  var count: Int { opened.load(ordering: .relaxed) }
 }

@@ -17,8 +17,8 @@
 /// `pthread_mutex_lock`/`unlock`, so with this lock a report is a real one.
 ///
 /// `@unchecked Sendable` because ``value`` is only ever read or written inside
-/// ``withLock(_:)`` or ``withLockIfAvailable(_:)``, between `pthread_mutex_lock` and `pthread_mutex_unlock` of the one mutex
-/// this object owns; the mutex itself lives at a stable heap address for the object's whole
+/// ``withLock(_:)`` or ``withLockIfAvailable(_:)``, between the locking and the
+/// `pthread_mutex_unlock` of the one mutex this object owns; the mutex itself lives at a stable heap address for the object's whole
 /// life.
 package final class PThreadLock<Value>: @unchecked Sendable {
   @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
