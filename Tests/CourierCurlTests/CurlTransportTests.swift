@@ -302,11 +302,13 @@ struct CurlTransportTests {
     let wakeUps = fixture.transport.loopActivity.wakeUps - before.wakeUps
     #expect(fixture.transport.openedConnections == 1)
     if startsOnCaller {
-      // Only a caller that found the lock busy at the wrong moment queues and wakes.
-      #expect(wakeUps <= 5, "\(wakeUps) wake-ups for 50 requests")
+      // Only a caller that found the lock busy at the wrong moment queues and wakes: 0–6 seen,
+      // 6 with the whole suite running beside it.
+      #expect(wakeUps <= 15, "\(wakeUps) wake-ups for 50 requests")
     } else {
-      // Handed to the loop thread, which sleeps between requests: most of them wake it.
-      #expect(wakeUps >= 10, "\(wakeUps) wake-ups for 50 requests")
+      // Handed to the loop thread, which sleeps between requests: most of them wake it (31–38
+      // seen).
+      #expect(wakeUps >= 20, "\(wakeUps) wake-ups for 50 requests")
     }
   }
 
