@@ -27,9 +27,10 @@ import Synchronization
 ///    standard preset over the bare client on one shared transport, as paired CPU differences
 ///    (`PresetBenchmark`).
 ///
-/// Run with `swift run -c release courier-bench [chain] [e2e] [transports] [download]
-/// [envelope] [gzip] [--quick]`: the named sections (all by default; `e2e` includes
-/// `transports`); `--quick` shortens every section.
+/// Run with `swift run -c release courier-bench [chain] [e2e] [transports] [preset]
+/// [download] [envelope] [gzip] [--quick]`: the named sections (all by default; `e2e` includes
+/// `transports`, which ends with `preset`, the paired figure alone); `--quick` shortens every
+/// section.
 @main
 struct CourierBench {
   static func main() async throws {
@@ -51,6 +52,10 @@ struct CourierBench {
       print()
       try await TransportBenchmark.run(
         sequentialRounds: quick ? 20 : 150, concurrentRounds: quick ? 3 : 15)
+    } else if sections.contains("preset") {
+      print()
+      try await TransportBenchmark.run(
+        sequentialRounds: quick ? 20 : 150, concurrentRounds: quick ? 3 : 15, presetOnly: true)
     }
     if runs("download") {
       print()

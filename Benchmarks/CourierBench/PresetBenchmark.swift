@@ -47,9 +47,11 @@ enum PresetBenchmark {
 
   /// The client `COURIER_BENCH_PRESET_CLIENT` puts in the preset's place, if any, to see what
   /// one piece costs end to end: `middleware:<name>` is a bare client with one middleware
-  /// (`pass`, `headers`, `requestID`, `retry`, `timeout`, `logging`, each with its defaults),
-  /// `headers:<N>` a bare client sending N static header lines through `HeadersMiddleware`.
-  private static func variantClient(base: URL, transport: any Transport) -> Client? {
+  /// (`pass`, `headers`, `requestID`, `retry`, `timeout`, `logging`, `gzip`, `reachability`,
+  /// each with its defaults), `headers:<N>` a bare client sending N static header lines
+  /// through `HeadersMiddleware`. The single-row mode of the transport tables
+  /// (`COURIER_BENCH_TRANSPORT_ROW=3`, for profiling) sends with the same client.
+  static func variantClient(base: URL, transport: any Transport) -> Client? {
     guard let variant = ProcessInfo.processInfo.environment["COURIER_BENCH_PRESET_CLIENT"]
     else { return nil }
     let parts = variant.split(separator: ":", maxSplits: 1).map(String.init)
@@ -62,6 +64,9 @@ enum PresetBenchmark {
       case ("middleware", "retry"): RetryMiddleware()
       case ("middleware", "timeout"): TimeoutMiddleware()
       case ("middleware", "logging"): LoggingMiddleware(level: .none)
+      case ("middleware", "gzip"): GzipMiddleware()
+      case ("middleware", "reachability"):
+        SharedPathMonitor.system.map { ReachabilityMiddleware(monitor: $0) }
       case ("headers", let count):
         HeadersMiddleware(
           defaults: HTTPHeaders(

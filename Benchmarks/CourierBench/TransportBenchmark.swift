@@ -25,7 +25,9 @@ enum TransportBenchmark {
     let send: @Sendable () async throws -> Void
   }
 
-  static func run(sequentialRounds: Int, concurrentRounds: Int) async throws {
+  static func run(
+    sequentialRounds: Int, concurrentRounds: Int, presetOnly: Bool = false
+  ) async throws {
     let rowNames = [
       "plain URLSession(.ephemeral).data(for:) + JSONDecoder",
       "Courier on URLSessionTransport",
@@ -68,6 +70,10 @@ enum TransportBenchmark {
           + "\(Measure.format(cpu / Double(total) / 1000, decimals: 1)) CPU µs/request "
           + "(this process)")
       rows.shutdown()
+      return
+    }
+    if presetOnly {
+      try await PresetBenchmark.run(server: server, quick: sequentialRounds < 150)
       return
     }
     print("### Transports: GET + decode of a \(EndToEndBenchmark.body.utf8.count)-byte JSON body\n")
@@ -121,8 +127,11 @@ enum TransportBenchmark {
     let endpoint = Endpoint<Item>(.get, "item")
     let onURLSession = Client(baseURL: server.base(row: 1), transport: urlSessionTransport)
     let onCurl = Client(baseURL: server.base(row: 2), transport: curl)
-    let standard = Client.standard(
-      baseURL: server.base(row: 3), transport: curlStandard, configure: removeMiddleware)
+    // COURIER_BENCH_PRESET_CLIENT puts one piece of the preset in its place (PresetBenchmark).
+    let standard =
+      PresetBenchmark.variantClient(base: server.base(row: 3), transport: curlStandard)
+      ?? Client.standard(
+        baseURL: server.base(row: 3), transport: curlStandard, configure: removeMiddleware)
     let standardOnURLSession = Client.standard(
       baseURL: server.base(row: 4), transport: urlSessionStandard, configure: removeMiddleware)
     let onCurlHanded = Client(baseURL: server.base(row: 5), transport: curlHanded)
