@@ -257,41 +257,85 @@ final class CurlTransfer {
   /// them.
   private func configureHeaders(_ headers: HTTPHeaders, hasBody: Bool) throws(CourierError) {
     // Straight from the fields into libcurl (which copies each line): no dictionary, no
-    // intermediate strings. Names repeat rarely and lists are short, so finding a name's other
-    // values by scanning costs less than hashing every name.
+    // intermediate strings, no copy of a field. Names repeat rarely and lists are short, so
+    // a name's other values are found by scanning, and the scan compares a one-word summary
+    // of each name (length, first and last byte, case folded) before it compares bytes: with
+    // 8 fields the byte-by-byte comparisons of every pair cost about 2 µs a request, and the
+    // copies of each field (two string retains and releases) another 1.5 µs.
     let fields = headers.fieldList
-    for (index, field) in fields.enumerated() {
-      // A name seen earlier was sent with all its values already.
-      if fields[..<index].contains(where: { $0.name == field.name }) { continue }
-      let separator = field.name == .cookie ? "; " : ", "
-      let later = fields[(index + 1)...].filter { $0.name == field.name }
-      var length = field.name.rawName.utf8.count + 2 + field.value.utf8.count
-      for other in later { length += separator.utf8.count + other.value.utf8.count }
-      // "Name:" would remove libcurl's own header of that name; "Name;" sends it empty.
-      let empty = later.isEmpty && field.value.isEmpty
-      try withUnsafeTemporaryAllocation(of: CChar.self, capacity: length + 1) {
-        line throws(CourierError) in
-        var end = 0
-        func write(_ text: String) {
-          for byte in text.utf8 {
-            line[end] = CChar(bitPattern: byte)
-            end += 1
+    try fields.withUnsafeBufferPointer { fields throws(CourierError) in
+      try withUnsafeTemporaryAllocation(of: Int.self, capacity: fields.count) {
+        keys throws(CourierError) in
+        for index in fields.indices { keys[index] = Self.nameKey(fields[index].name.rawName) }
+        for index in fields.indices {
+          let key = keys[index]
+          let name = fields[index].name
+          // A name seen earlier was sent with all its values already.
+          var seen = false
+          for earlier in 0..<index where keys[earlier] == key && fields[earlier].name == name {
+            seen = true
+            break
+          }
+          if seen { continue }
+          var repeats = false
+          var length = name.rawName.utf8.count + 2 + fields[index].value.utf8.count
+          let separator = name == .cookie ? "; " : ", "
+          for later in (index + 1)..<fields.count
+          where keys[later] == key && fields[later].name == name {
+            repeats = true
+            length += 2 + fields[later].value.utf8.count
+          }
+          // "Name:" would remove libcurl's own header of that name; "Name;" sends it empty.
+          let empty = !repeats && fields[index].value.isEmpty
+          try withUnsafeTemporaryAllocation(of: CChar.self, capacity: length + 1) {
+            line throws(CourierError) in
+            var end = Self.write(name.rawName, into: line, at: 0)
+            end = Self.write(empty ? ";" : ": ", into: line, at: end)
+            end = Self.write(fields[index].value, into: line, at: end)
+            if repeats {
+              for later in (index + 1)..<fields.count
+              where keys[later] == key && fields[later].name == name {
+                end = Self.write(separator, into: line, at: end)
+                end = Self.write(fields[later].value, into: line, at: end)
+              }
+            }
+            line[end] = 0
+            try appendHeaderLine(UnsafePointer(line.baseAddress))
           }
         }
-        write(field.name.rawName)
-        write(empty ? ";" : ": ")
-        write(field.value)
-        for other in later {
-          write(separator)
-          write(other.value)
-        }
-        line[end] = 0
-        try appendHeaderLine(UnsafePointer(line.baseAddress))
       }
     }
     if hasBody, headers["Expect"] == nil { try appendHeaderLine("Expect:") }
     if hasBody, !headers.contains(.contentType) { try appendHeaderLine("Content-Type:") }
     if let headerList { try set(CURLOPT_HTTPHEADER, pointer: UnsafeRawPointer(headerList)) }
+  }
+
+  /// A summary of a header name that equal names (ignoring case) share: its length and its
+  /// first and last bytes, case folded. Different summaries mean different names.
+  private static func nameKey(_ name: String) -> Int {
+    let bytes = name.utf8
+    guard let first = bytes.first, let last = bytes.last else { return 0 }
+    return bytes.count << 16 | Int(ASCII.lowercased(first)) << 8 | Int(ASCII.lowercased(last))
+  }
+
+  /// Copies `text`'s UTF-8 bytes into `buffer` from `offset`; returns the offset after them.
+  private static func write(
+    _ text: String, into buffer: UnsafeMutableBufferPointer<CChar>, at offset: Int
+  ) -> Int {
+    let count = text.utf8.count
+    let copied = text.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+      guard let source = bytes.baseAddress, let target = buffer.baseAddress else { return true }
+      UnsafeMutableRawPointer(target + offset).copyMemory(from: source, byteCount: count)
+      return true
+    }
+    if copied == nil {
+      var end = offset
+      for byte in text.utf8 {
+        buffer[end] = CChar(bitPattern: byte)
+        end += 1
+      }
+    }
+    return offset + count
   }
 
   /// Adds one line (copied by libcurl) to the transfer's header list.

@@ -202,6 +202,25 @@ struct WireConformanceTests {
     #expect(recorded.header("Accept") == "text/plain")
   }
 
+  @Test(
+    "different names of the same length and ends are sent apart, not joined",
+    arguments: TransportKind.wire)
+  func namesAlikeAreNotJoined(kind: TransportKind) async throws {
+    // CurlTransport compares a summary of each name (length, first and last byte) before the
+    // bytes: names that share it must still be told apart.
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    fixture.server.enqueue(MockResponse(status: 204))
+    var request = Request(url: fixture.server.url("h"))
+    try request.headers.add("X-Aa", "1")
+    try request.headers.add("X-Ba", "2")
+    try request.headers.add("x-aA", "3")
+    _ = try await fixture.client.send(request)
+    let recorded = try await fixture.server.takeRequest()
+    #expect(recorded.headers.filter { $0.name.lowercased() == "x-aa" }.map(\.value) == ["1, 3"])
+    #expect(recorded.headers.filter { $0.name.lowercased() == "x-ba" }.map(\.value) == ["2"])
+  }
+
   @Test("a header with an empty value is sent, empty", arguments: TransportKind.wire)
   func emptyHeaderValue(kind: TransportKind) async throws {
     let fixture = try Fixture(kind)
