@@ -3,12 +3,17 @@
 /// A class so that each layer's `Next` is made once, when the client composes its chain, and
 /// passed by reference on every request.
 public final class Next: Sendable {
-  /// The middleware this link runs, or `nil` for the chain's end (or a function a test gives).
+  /// The middleware this link runs; ``ChainEnd`` at the chain's end (or a function a test
+  /// gives), where ``isEnd`` is set.
   ///
-  /// Three plain `let`s rather than an enum of the two kinds of link: matching an enum with a
-  /// middleware existential in it copied the payload (three retains and releases per link
-  /// and request), where a call through a `let` of this object borrows it.
-  private let layer: (any Middleware)?
+  /// A plain `let` of a non-optional existential, called in place: binding an optional one
+  /// (`guard let layer`) copied the middleware out of this object on every request — a
+  /// retain and release of its box or of each reference it holds, on objects every request
+  /// of the client shares, so the count bounced between the cores — and matching an enum of
+  /// the two kinds of link copied the payload too.
+  private let layer: any Middleware
+  /// The chain's end: ``handler`` runs instead of ``layer``.
+  private let isEnd: Bool
   /// What runs after ``layer``; `nil` at the chain's end.
   private let following: Next?
   /// The stage name the errors of ``layer`` carry.
@@ -26,7 +31,8 @@ public final class Next: Sendable {
 
   /// Wraps the chain's own innermost function, which runs on its caller's executor.
   init(innermost handler: @escaping Chain.Handler) {
-    layer = nil
+    layer = ChainEnd()
+    isEnd = true
     following = nil
     stage = ""
     self.handler = handler
@@ -36,6 +42,7 @@ public final class Next: Sendable {
   /// directly, without a closure in between, so each layer costs one call.
   init(_ layer: any Middleware, before next: Next, stage: String) {
     self.layer = layer
+    isEnd = false
     following = next
     self.stage = stage
     handler = Next.neverCalled
@@ -48,8 +55,8 @@ public final class Next: Sendable {
 
   /// Sends `request` through the rest of the chain and returns its response.
   nonisolated(nonsending) public func callAsFunction(_ request: Request) async throws -> Response {
-    guard let layer else {
-      // A link without a middleware is the chain's end (`init(innermost:)`).
+    if isEnd {
+      // The chain's end (`init(innermost:)`).
       return try await handler(request)
     }
     do {
@@ -60,5 +67,12 @@ public final class Next: Sendable {
       // CourierError, a cancellation), it is kind `middleware`.
       throw CourierError(error, request: request, stage: stage, otherwise: .middleware)
     }
+  }
+}
+
+/// The placeholder middleware of a chain's last link, which runs its handler instead.
+private struct ChainEnd: Middleware {
+  nonisolated(nonsending) func intercept(_ request: Request, next: Next) async throws -> Response {
+    throw CourierError(kind: .invalidRequest, debugMessage: "unreachable", request: request)
   }
 }
