@@ -77,14 +77,19 @@ final class CurlTicket: Sendable {
   }
 
   /// Resumes the caller with `result`, unless it was resumed already.
-  func finish(_ result: Result<Response, CourierError>) {
+  func finish(_ result: consuming Result<Response, CourierError>) {
     let continuation = state.withLock { state -> UnsafeContinuation<Response, any Error>? in
       guard !state.isFinished else { return nil }
       state.isFinished = true
       defer { state.continuation = nil }
       return state.continuation
     }
-    continuation?.resume(with: result.mapError { $0 as any Error })
+    guard let continuation else { return }
+    // The response is moved into the continuation, not copied (`mapError` made a new result).
+    switch consume result {
+    case .success(let response): continuation.resume(returning: response)
+    case .failure(let error): continuation.resume(throwing: error)
+    }
   }
 }
 
@@ -496,8 +501,10 @@ final class CurlEventLoop: Sendable {
   /// its capacity.
   private func resume(_ completions: inout [CurlLoopCore.Completion]) {
     guard !completions.isEmpty else { return }
-    for (ticket, result) in completions { ticket.finish(result) }
-    completions.removeAll(keepingCapacity: true)
+    // Moved out one by one (in the order they finished), not copied and then destroyed with
+    // the list: a copy of a response is a dozen retains and as many releases.
+    completions.reverse()
+    while let (ticket, result) = completions.popLast() { ticket.finish(result) }
   }
 }
 
@@ -599,7 +606,7 @@ final class CurlLoopCore {
   }
 
   private func end(
-    _ transfer: CurlTransfer, with result: Result<Response, CourierError>,
+    _ transfer: CurlTransfer, with result: consuming Result<Response, CourierError>,
     _ completions: inout [Completion]
   ) {
     byHandle[transfer.easy] = nil
@@ -608,7 +615,7 @@ final class CurlLoopCore {
     transfer.release()
     if case .failure = result { transfer.handle.needsReset = true }
     recycle(transfer.handle)
-    completions.append((transfer.ticket, result))
+    completions.append((transfer.ticket, consume result))
   }
 
   /// Keeps `handle` for another transfer, or frees it (its `deinit`) past the limit.

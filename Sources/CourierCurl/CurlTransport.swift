@@ -114,22 +114,28 @@ public final class CurlTransport: Transport, CustomStringConvertible {
         let location = response.headers[.location],
         let target = URL(string: location, relativeTo: current.url)?.absoluteURL,
         ["http", "https"].contains(target.scheme?.lowercased() ?? "")
-      else { return Self.completed(response, of: request) }
+      else {
+        Self.reportCompletion(of: response, to: request)
+        return response
+      }
       guard
         let next = try policy.decide(
           original: request, previous: current, status: response.status, location: target,
           visited: visited)
-      else { return Self.completed(response, of: request) }
+      else {
+        Self.reportCompletion(of: response, to: request)
+        return response
+      }
       visited.append((next.method, next.url))
       current = next
     }
   }
 
-  /// The final response, after its body's final progress event.
-  private static func completed(_ response: Response, of request: Request) -> Response {
+  /// Sends the final progress event of the final response's body. (It returns nothing: a
+  /// function that took the response and returned it copied it, a dozen retains.)
+  private static func reportCompletion(of response: Response, to request: Request) {
     request.attributes[DownloadProgressAttribute.self]?.complete(
       total: response.downloadedFile?.byteCount ?? Int64(response.body.count))
-    return response
   }
 
   /// The limits for one request: its ``ResponseBodyLimitAttribute``, else

@@ -133,7 +133,7 @@ public struct GzipMiddleware: Middleware, CustomStringConvertible {
   // MARK: - Responses
 
   /// The response with its body decoded if it is still encoded, and its headers made true.
-  func decode(_ response: Response) throws -> Response {
+  func decode(_ response: consuming Response) throws -> Response {
     // A HEAD response's or a 204's or 304's headers describe a body that was not sent.
     if response.request.method == .head || [204, 304].contains(response.status)
       || (100..<200).contains(response.status)
