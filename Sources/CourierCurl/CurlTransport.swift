@@ -105,11 +105,24 @@ public final class CurlTransport: Transport, CustomStringConvertible {
   ///   transport was shut down while the request was in flight, and
   ///   ``CourierError/Kind/invalidRequest`` after ``shutdown()``.
   public func send(_ request: Request) async throws -> Response {
+    let response = try await loop.perform(request, limits: limits(for: request))
+    // Only a 3xx may be followed: the rest skip the redirect bookkeeping (a copy of the
+    // request, an array of the hops and the policy), per request.
+    guard (300..<400).contains(response.status) else {
+      Self.reportCompletion(of: response, to: request)
+      return response
+    }
+    return try await follow(response, of: request)
+  }
+
+  /// Follows the redirects that `first` (a 3xx answer to `request`) and its successors ask
+  /// for, as the request's ``RedirectPolicy`` allows; returns the final response.
+  private func follow(_ first: Response, of request: Request) async throws -> Response {
     let policy = request.attributes[RedirectPolicyAttribute.self] ?? redirectPolicy
     var current = request
     var visited: [(method: HTTPMethod, url: URL)] = [(request.method, request.url)]
+    var response = first
     while true {
-      let response = try await loop.perform(current, limits: limits(for: current))
       guard (300..<400).contains(response.status),
         let location = response.headers[.location],
         let target = URL(string: location, relativeTo: current.url)?.absoluteURL,
@@ -128,6 +141,7 @@ public final class CurlTransport: Transport, CustomStringConvertible {
       }
       visited.append((next.method, next.url))
       current = next
+      response = try await loop.perform(current, limits: limits(for: current))
     }
   }
 

@@ -313,6 +313,29 @@ struct CurlTransportTests {
   }
 
   @Test(
+    "a Content-Length list in one field: equal items are one length, different ones a conflict",
+    arguments: [
+      ("2, 2", true), (" 2 ,2 ", true), ("2,", true), ("02, 2", true), ("2, 3", false),
+      ("2,,3", false),
+    ])
+  func contentLengthList(value: String, accepted: Bool) async throws {
+    let server = try RawServer(
+      reply: Data("HTTP/1.1 200 OK\r\nContent-Length: \(value)\r\n\r\nok".utf8))
+    let transport = CurlTransport()
+    defer { transport.shutdown() }
+    let url = try #require(URL(string: "http://127.0.0.1:\(server.port)/length"))
+    do {
+      let response = try await Client(transport: transport).send(Request(url: url))
+      #expect(accepted, "Content-Length: \(value) was accepted")
+      #expect(response.status == 200 && response.body == Data("ok".utf8))
+    } catch {
+      #expect(!accepted, "Content-Length: \(value) failed: \(String(reflecting: error))")
+      #expect(error.kind == .badResponse)
+    }
+    server.finish()
+  }
+
+  @Test(
     "an idle connection the server closes leaves the poll set, and the next request opens a new one"
   )
   func idleConnectionClosedByServer() async throws {
