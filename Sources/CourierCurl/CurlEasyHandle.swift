@@ -19,6 +19,8 @@ final class CurlEasyHandle {
   var isConfigured = false
   /// The last transfer set an option the next one does not set again: reset before reuse.
   var needsReset = false
+  /// The header lines of this handle's transfers, whose nodes the next transfer reuses.
+  let headerList = CurlHeaderList()
 
   init?() {
     guard let easy = curl_easy_init() else { return nil }
@@ -35,7 +37,8 @@ final class CurlEasyHandle {
       isConfigured = false
       needsReset = false
     } else {
-      // The header list is freed with its transfer: never leave libcurl a dangling pointer.
+      // The next transfer relinks the header list's nodes and frees some: never leave libcurl
+      // a pointer into it.
       _ = courier_curl_easy_setopt_pointer(easy, CURLOPT_HTTPHEADER, nil)
     }
     errorBuffer[0] = 0

@@ -26,7 +26,6 @@ final class CurlTransfer {
 
   private let limit: Int
   private var errorBuffer: UnsafeMutablePointer<CChar> { handle.errorBuffer }
-  private var headerList: UnsafeMutablePointer<curl_slist>?
   /// A copy of an in-memory request body: libcurl reads it in place (`CURLOPT_POSTFIELDS`) and
   /// rewinds it itself when it has to resend.
   private var bodyCopy: UnsafeMutableRawBufferPointer?
@@ -262,6 +261,7 @@ final class CurlTransfer {
     // of each name (length, first and last byte, case folded) before it compares bytes: with
     // 8 fields the byte-by-byte comparisons of every pair cost about 2 µs a request, and the
     // copies of each field (two string retains and releases) another 1.5 µs.
+    handle.headerList.begin()
     let fields = headers.fieldList
     try fields.withUnsafeBufferPointer { fields throws(CourierError) in
       try withUnsafeTemporaryAllocation(of: Int.self, capacity: fields.count) {
@@ -307,7 +307,9 @@ final class CurlTransfer {
     }
     if hasBody, headers["Expect"] == nil { try appendHeaderLine("Expect:") }
     if hasBody, !headers.contains(.contentType) { try appendHeaderLine("Content-Type:") }
-    if let headerList { try set(CURLOPT_HTTPHEADER, pointer: UnsafeRawPointer(headerList)) }
+    if let head = handle.headerList.finish() {
+      try set(CURLOPT_HTTPHEADER, pointer: UnsafeRawPointer(head))
+    }
   }
 
   /// A summary of a header name that equal names (ignoring case) share: its length and its
@@ -338,14 +340,13 @@ final class CurlTransfer {
     return offset + count
   }
 
-  /// Adds one line (copied by libcurl) to the transfer's header list.
+  /// Adds one line to the transfer's header list (the handle's, ``CurlHeaderList``).
   private func appendHeaderLine(_ line: UnsafePointer<CChar>?) throws(CourierError) {
-    guard let line, let list = curl_slist_append(headerList, line) else {
+    guard let line, handle.headerList.append(line) else {
       throw CourierError(
         kind: .transport, debugMessage: "curl_slist_append failed", request: ticket.request,
         attempts: 1, stage: "transport")
     }
-    headerList = list
   }
 
   // MARK: Callbacks (under the engine lock, mostly on the loop thread)
@@ -594,10 +595,6 @@ final class CurlTransfer {
   /// does nothing.
   func release() {
     writer?.abandon()
-    if let headerList {
-      curl_slist_free_all(headerList)
-      self.headerList = nil
-    }
     bodyCopy?.deallocate()
     bodyCopy = nil
     if file >= 0 {

@@ -312,6 +312,51 @@ struct CurlTransportTests {
     }
   }
 
+  @Test("a handle's header list reuses the lines sent again at the same place, and only those")
+  func headerListReuse() throws {
+    let list = CurlHeaderList()
+    func build(_ lines: [String]) throws -> [String] {
+      list.begin()
+      for line in lines { #expect(line.withCString { list.append($0) }) }
+      var sent: [String] = []
+      var node = list.finish()
+      while let current = node {
+        sent.append(try #require(current.pointee.data.map { String(cString: $0) }))
+        node = current.pointee.next
+      }
+      #expect(sent == list.lines)
+      return sent
+    }
+    #expect(try build(["A: 1", "B: 2", "C: 3"]) == ["A: 1", "B: 2", "C: 3"])
+    #expect(try build(["A: 1", "B: 9", "C: 3", "D: 4"]) == ["A: 1", "B: 9", "C: 3", "D: 4"])
+    #expect(try build(["C: 3", "A: 1"]) == ["C: 3", "A: 1"])
+    #expect(try build([]) == [])
+    // A build that never finishes (its transfer failed to configure) loses nothing.
+    list.begin()
+    _ = "X: 1".withCString { list.append($0) }
+    #expect(try build(["X: 1", "Y: 2"]) == ["X: 1", "Y: 2"])
+  }
+
+  @Test("requests on one kept handle send exactly their own header lines")
+  func headerLinesAcrossRequests() async throws {
+    let fixture = try CurlFixture()
+    defer { fixture.shutdown() }
+    let sets: [[(String, String)]] = [
+      [("X-A", "1"), ("X-B", "2"), ("X-C", "3")], [("X-A", "1"), ("X-B", "9")], [],
+      [("X-C", "3"), ("X-A", "1")], [("X-A", "1"), ("X-B", "2"), ("X-C", "3")],
+    ]
+    for headers in sets {
+      fixture.server.enqueue(MockResponse(status: 204))
+      var request = Request(url: fixture.server.url("h"))
+      for (name, value) in headers { try request.headers.add(name, value) }
+      _ = try await fixture.client.send(request)
+      let recorded = try await fixture.server.takeRequest()
+      let custom = recorded.headers.filter { $0.name.lowercased().hasPrefix("x-") }
+      #expect(custom.map(\.name) == headers.map(\.0) && custom.map(\.value) == headers.map(\.1))
+    }
+    #expect(fixture.transport.openedConnections == 1)
+  }
+
   @Test(
     "a Content-Length list in one field: equal items are one length, different ones a conflict",
     arguments: [
