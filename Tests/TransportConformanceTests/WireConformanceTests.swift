@@ -185,20 +185,14 @@ struct WireConformanceTests {
     "repeated request headers: Cookie joined with \"; \", others with \", \"",
     arguments: TransportKind.wire)
   func repeatedRequestHeaders(kind: TransportKind) async throws {
-    let fixture = try Fixture(kind)
-    defer { fixture.shutdown() }
-    fixture.server.enqueue(MockResponse(status: 204))
-    var request = Request(url: fixture.server.url("h"))
-    try request.headers.add(.cookie, "a=1")
-    try request.headers.add("X-Rep", "x")
-    try request.headers.add(.cookie, "b=2")
-    try request.headers.add("x-rep", "y")
-    try request.headers.add(.accept, "text/plain")
-    _ = try await fixture.client.send(request)
-    let recorded = try await fixture.server.takeRequest()
-    #expect(
-      recorded.headers.filter { $0.name.lowercased() == "cookie" }.map(\.value) == ["a=1; b=2"])
-    #expect(recorded.headers.filter { $0.name.lowercased() == "x-rep" }.map(\.value) == ["x, y"])
+    let recorded = try await sendRecording(
+      kind,
+      headers: [
+        ("Cookie", "a=1"), ("X-Rep", "x"), ("Cookie", "b=2"), ("x-rep", "y"),
+        ("Accept", "text/plain"),
+      ])
+    #expect(recorded.values("cookie") == ["a=1; b=2"])
+    #expect(recorded.values("x-rep") == ["x, y"])
     #expect(recorded.header("Accept") == "text/plain")
   }
 
@@ -208,30 +202,29 @@ struct WireConformanceTests {
   func namesAlikeAreNotJoined(kind: TransportKind) async throws {
     // CurlTransport compares a summary of each name (length, first and last byte) before the
     // bytes: names that share it must still be told apart.
+    let recorded = try await sendRecording(
+      kind, headers: [("X-Aa", "1"), ("X-Ba", "2"), ("x-aA", "3")])
+    #expect(recorded.values("x-aa") == ["1, 3"])
+    #expect(recorded.values("x-ba") == ["2"])
+  }
+
+  /// Sends a GET carrying `headers` (added in order) and returns what the server received.
+  private func sendRecording(
+    _ kind: TransportKind, headers: [(String, String)]
+  ) async throws -> RecordedRequest {
     let fixture = try Fixture(kind)
     defer { fixture.shutdown() }
     fixture.server.enqueue(MockResponse(status: 204))
     var request = Request(url: fixture.server.url("h"))
-    try request.headers.add("X-Aa", "1")
-    try request.headers.add("X-Ba", "2")
-    try request.headers.add("x-aA", "3")
+    for (name, value) in headers { try request.headers.add(name, value) }
     _ = try await fixture.client.send(request)
-    let recorded = try await fixture.server.takeRequest()
-    #expect(recorded.headers.filter { $0.name.lowercased() == "x-aa" }.map(\.value) == ["1, 3"])
-    #expect(recorded.headers.filter { $0.name.lowercased() == "x-ba" }.map(\.value) == ["2"])
+    return try await fixture.server.takeRequest()
   }
 
   @Test("a header with an empty value is sent, empty", arguments: TransportKind.wire)
   func emptyHeaderValue(kind: TransportKind) async throws {
-    let fixture = try Fixture(kind)
-    defer { fixture.shutdown() }
-    fixture.server.enqueue(MockResponse(status: 204))
-    var request = Request(url: fixture.server.url("h"))
-    try request.headers.add("X-Empty", "")
-    try request.headers.add("X-After", "1")
-    _ = try await fixture.client.send(request)
-    let recorded = try await fixture.server.takeRequest()
-    #expect(recorded.headers.filter { $0.name.lowercased() == "x-empty" }.map(\.value) == [""])
+    let recorded = try await sendRecording(kind, headers: [("X-Empty", ""), ("X-After", "1")])
+    #expect(recorded.values("x-empty") == [""])
     #expect(recorded.header("X-After") == "1")
   }
 
@@ -546,4 +539,11 @@ private func hardTimeoutScenario(_ kind: TransportKind) async throws {
     try await Task.sleep(for: .milliseconds(5))
   }
   #expect(openSockets() <= baseline, "\(kind): \(baseline) sockets before, \(openSockets()) after")
+}
+
+extension RecordedRequest {
+  /// The values of the fields named `name` (lowercase), in order.
+  fileprivate func values(_ name: String) -> [String] {
+    headers.filter { $0.name.lowercased() == name }.map(\.value)
+  }
 }
