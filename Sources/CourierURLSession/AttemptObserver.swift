@@ -50,13 +50,16 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
   let downloadProgress: TransferProgress?
   let uploadProgress: TransferProgress?
   let state: Mutex<State>
+  /// The transport's queue for URLSession calls that wait (``cancel(_:on:)``).
+  let controlQueue: DispatchQueue
 
   /// Watches an attempt to send `request`; with a `destination`, a download, whose
   /// ``request`` carries `Range`/`If-Range` when a partial file can be resumed.
   init(
     request original: Request, limit: Int, policy: RedirectPolicy,
-    destination: DownloadDestination?
+    destination: DownloadDestination?, controlQueue: DispatchQueue
   ) {
+    self.controlQueue = controlQueue
     let writer = destination.map(DownloadWriter.init)
     let request = writer?.prepare(original) ?? original
     self.isDownload = writer != nil
@@ -98,9 +101,10 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
   /// The download's file once the streaming task completed with a `2xx`.
   var downloadedFile: DownloadedFile? { state.withLock { $0.downloaded } }
 
-  /// Cancels `task` from another queue: URLSession's queue must not wait on itself.
-  static func cancel(_ task: URLSessionTask) {
-    DispatchQueue.global().async { task.cancel() }
+  /// Cancels `task` from `queue` (the transport's control queue): URLSession's queue must
+  /// not wait on itself, and the wait must not hold a thread of Swift's executor.
+  static func cancel(_ task: URLSessionTask, on queue: DispatchQueue) {
+    queue.async { task.cancel() }
   }
 
   // MARK: - Redirects
@@ -203,7 +207,7 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
       // session for as long as the server kept sending (measured). The task is cancelled
       // from another queue instead, and the body is dropped until then.
       completionHandler(.allow)
-      Self.cancel(dataTask)
+      Self.cancel(dataTask, on: controlQueue)
       return
     }
     if let uploadProgress { uploadProgress.complete(total: state.withLock { $0.bodySent }) }
@@ -246,7 +250,7 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
       return (false, Int64(state.received), state.response.flatMap(Self.expectedLength), nil)
     }
     if outcome.stop {
-      Self.cancel(dataTask)
+      Self.cancel(dataTask, on: controlQueue)
       outcome.early?.resume(throwing: CourierError.bodyTooLarge(limit: limit, request: request))
       return
     }

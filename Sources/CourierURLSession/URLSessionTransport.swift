@@ -50,6 +50,16 @@ public struct URLSessionTransport: Transport {
   /// Whether ``shutdown()`` was called; shared by every copy of this transport.
   private let lifecycle = Lifecycle()
 
+  /// Where this transport calls URLSession's methods that wait for the session's work queue
+  /// (`cancel()`, `invalidateAndCancel()`), which on Linux can be busy for seconds while a
+  /// body keeps arriving. A serial queue of its own, so a thread is made for it when it
+  /// blocks: `DispatchQueue.global()` shares its threads — one per core, here two — with
+  /// Swift's concurrency executor, and two such waits on it stalled every task in the process
+  /// (a debugger on a stalled test run found both of the executor's threads waiting on a
+  /// URLSession queue). One queue per transport, so one session's busy queue never delays
+  /// another's cancellations.
+  private let controlQueue = DispatchQueue(label: "Courier.URLSessionTransport.control")
+
   #if canImport(FoundationNetworking)
     /// Reusable markers that let `cancelAll()` find an attempt's URLSession task.
     private let markers = MarkerPool()
@@ -150,8 +160,8 @@ public struct URLSessionTransport: Transport {
   /// other code may still use it, and its tasks cannot be told from this transport's, so
   /// nothing is cancelled there; later sends through this transport are still refused.
   ///
-  /// It returns at once: the session is invalidated on a global queue, since URLSession's
-  /// own queue can be busy for seconds with a body still arriving.
+  /// It returns at once: the session is invalidated on the transport's own serial queue,
+  /// since URLSession's queue can be busy for seconds with a body still arriving.
   public func shutdown() {
     let (first, invalidate) = lifecycle.shutDown()
     guard first, session !== URLSession.shared else { return }
@@ -159,9 +169,10 @@ public struct URLSessionTransport: Transport {
       invalidateSession()
     } else {
       // Sends are under way: cancel their tasks now; the last send to end invalidates.
+      let queue = controlQueue
       session.getAllTasks { tasks in
         // The callback may run on URLSession's own queue (InlineDelegateQueue).
-        for task in tasks { AttemptObserver.cancel(task) }
+        for task in tasks { AttemptObserver.cancel(task, on: queue) }
       }
     }
   }
@@ -169,7 +180,7 @@ public struct URLSessionTransport: Transport {
   /// Whether ``shutdown()`` was called.
   public var isShutDown: Bool { lifecycle.isShutDown }
 
-  /// Invalidates and cancels the session from a global queue, so that neither
+  /// Invalidates and cancels the session from ``controlQueue``, so that neither
   /// ``shutdown()`` nor a send's clean-up blocks its caller.
   ///
   /// `invalidateAndCancel()` waits for URLSession's work queue, which on Linux can stay busy
@@ -179,7 +190,7 @@ public struct URLSessionTransport: Transport {
   /// where it blocked the test calling `shutdown()`.
   private func invalidateSession() {
     let session = self.session
-    DispatchQueue.global().async { session.invalidateAndCancel() }
+    controlQueue.async { session.invalidateAndCancel() }
   }
 
   /// Sends `request` once.
@@ -202,7 +213,7 @@ public struct URLSessionTransport: Transport {
       request: request,
       limit: request.attributes[ResponseBodyLimitAttribute.self] ?? maximumResponseBodySize,
       policy: request.attributes[RedirectPolicyAttribute.self] ?? redirectPolicy,
-      destination: request.attributes[DownloadAttribute.self])
+      destination: request.attributes[DownloadAttribute.self], controlQueue: controlQueue)
     let sent = observer.request
     var urlRequest = Self.urlRequest(for: sent)
     try lifecycle.begin(request)
@@ -217,7 +228,8 @@ public struct URLSessionTransport: Transport {
         // Linux (the completion-handler API adds a delegate-queue hop), but hide the
         // URLSessionTask; a marker on the request lets a cancellation find it, and lets the
         // session's delegate find the observer.
-        let attempt = MarkedAttempt(session: session, host: request.url.host, pool: markers)
+        let attempt = MarkedAttempt(
+          session: session, host: request.url.host, pool: markers, controlQueue: controlQueue)
         urlRequest.mainDocumentURL = attempt.marker
         let token = RequestCancellation.current
         let handler = token?.addHandler { attempt.cancel() }
@@ -302,23 +314,36 @@ public struct URLSessionTransport: Transport {
   {
     var urlRequest = urlRequest
     if let data = body.data, !data.isEmpty { urlRequest.httpBody = data }
-    let task: URLSessionTask
-    if let file = body.fileURL {
-      task = session.uploadTask(with: urlRequest, fromFile: file)
-    } else {
-      task = session.dataTask(with: urlRequest)
-    }
-    #if !canImport(FoundationNetworking)
-      task.delegate = observer
-    #endif
+    let (session, queue, started) = (self.session, controlQueue, StartedTask())
     let (data, response) = try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation {
         (continuation: CheckedContinuation<(Data, HTTPURLResponse), any Error>) in
         observer.state.withLock { $0.continuation = continuation }
-        task.resume()
+        // Created and started on the control queue, not on this thread: URLSession on Linux
+        // does the work of every session on one queue, and creating or resuming a task waits
+        // for it. From Swift's executor (one thread per core) that wait stalled every task in
+        // the process while another session's body was arriving.
+        queue.async { [urlRequest] in
+          let task: URLSessionTask
+          if let file = body.fileURL {
+            task = session.uploadTask(with: urlRequest, fromFile: file)
+          } else {
+            task = session.dataTask(with: urlRequest)
+          }
+          #if !canImport(FoundationNetworking)
+            task.delegate = observer
+          #endif
+          let cancelledFirst = started.attach(task)
+          task.resume()
+          // Cancelled before it existed: cancelled now, so it ends through the delegate as
+          // any cancelled task does.
+          if cancelledFirst { task.cancel() }
+        }
       }
     } onCancel: {
-      AttemptObserver.cancel(task)
+      // A task not created yet is cancelled by the block that creates it; one that exists was
+      // resumed by that block, which ran before this one on the same serial queue.
+      if let task = started.cancel() { AttemptObserver.cancel(task, on: queue) }
     }
     return (data, response)
   }
@@ -443,6 +468,32 @@ public struct URLSessionTransport: Transport {
 ///
 /// A class so that every copy of the transport (a struct) shares it; `Sendable` because its
 /// only stored property is a `Mutex`.
+/// The URLSession task of one ``URLSessionTransport`` stream, created on the transport's
+/// control queue, and whether a cancellation came before it existed.
+private final class StartedTask: Sendable {
+  private struct State {
+    var task: URLSessionTask?
+    var cancelled = false
+  }
+  private let state = Mutex(State())
+
+  /// Records the task; `true` when a cancellation came first.
+  func attach(_ task: URLSessionTask) -> Bool {
+    state.withLock { state in
+      state.task = task
+      return state.cancelled
+    }
+  }
+
+  /// Records a cancellation; the task to cancel, if it exists already.
+  func cancel() -> URLSessionTask? {
+    state.withLock { state in
+      state.cancelled = true
+      return state.task
+    }
+  }
+}
+
 private final class Lifecycle: Sendable {
   private struct State {
     var isShutDown = false
@@ -523,10 +574,13 @@ private final class Lifecycle: Sendable {
     let marker: URL?
     private let host: String
     private let pool: MarkerPool
+    /// The transport's ``URLSessionTransport/controlQueue``.
+    private let controlQueue: DispatchQueue
     private let state = Mutex(State())
 
-    init(session: URLSession, host: String?, pool: MarkerPool) {
+    init(session: URLSession, host: String?, pool: MarkerPool, controlQueue: DispatchQueue) {
       self.session = session
+      self.controlQueue = controlQueue
       self.host = host ?? "localhost"
       self.pool = pool
       self.marker = pool.take(host: self.host)
@@ -558,9 +612,9 @@ private final class Lifecycle: Sendable {
       guard active else { return }
       session.getAllTasks { [self] tasks in
         if let task = tasks.first(where: { $0.originalRequest?.mainDocumentURL == marker }) {
-          AttemptObserver.cancel(task)
+          AttemptObserver.cancel(task, on: controlQueue)
         } else {
-          DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(delay)) {
+          controlQueue.asyncAfter(deadline: .now() + .milliseconds(delay)) {
             self.cancel(retryAfter: min(delay * 2, 64))
           }
         }
