@@ -76,6 +76,30 @@ struct SubjectConformanceTests {
   }
 
   @Test(
+    "a cancellation at any moment of a send ends it as cancelled: 100 sends, each cancelled at once",
+    arguments: Subject.allCases)
+  func cancellationAtAnyMoment(subject: Subject) async throws {
+    // Each send is cancelled soon after its task exists, so the cancellation lands anywhere
+    // from before the request is built to while it waits on the server: before the transport
+    // made its URLSession task (which URLSessionTransport creates on its own queue), while
+    // the task is being made, or after. A cancellation lost in between would leave its send
+    // hanging until the suite's time limit.
+    let backend = try Backend(subject)
+    defer { backend.shutdown() }
+    backend.answer { _ in .hang }
+    let client = backend.client
+    for index in 0..<100 {
+      let task = Task { try await client.send(Endpoint<Data>(.get, "hang/\(index)")) }
+      // A different moment each time: a few turns of the executor before the cancellation.
+      for _ in 0..<(index % 12) { await Task.yield() }
+      task.cancel()
+      let error = await courierError { try await task.value }
+      #expect(error?.kind == .cancelled, "send \(index): \(String(describing: error))")
+    }
+    #expect(client.inFlightCount == 0)
+  }
+
+  @Test(
     "cancelAll cancels 20 requests in flight, and the client works afterwards",
     arguments: Subject.allCases)
   func cancelAllTwenty(subject: Subject) async throws {
