@@ -268,22 +268,19 @@ final class CurlTransfer {
         keys throws(CourierError) in
         for index in fields.indices { keys[index] = Self.nameKey(fields[index].name.rawName) }
         for index in fields.indices {
-          let key = keys[index]
-          let name = fields[index].name
-          // A name seen earlier was sent with all its values already.
-          var seen = false
-          for earlier in 0..<index where keys[earlier] == key && fields[earlier].name == name {
-            seen = true
-            break
+          /// Whether field `other` has this field's name.
+          func sameName(_ other: Int) -> Bool {
+            keys[other] == keys[index] && fields[other].name == fields[index].name
           }
-          if seen { continue }
+          // A name seen earlier was sent with all its values already.
+          if (0..<index).contains(where: sameName) { continue }
+          let name = fields[index].name
+          let separator = name == .cookie ? "; " : ", "
           var repeats = false
           var length = name.rawName.utf8.count + 2 + fields[index].value.utf8.count
-          let separator = name == .cookie ? "; " : ", "
-          for later in (index + 1)..<fields.count
-          where keys[later] == key && fields[later].name == name {
+          for later in (index + 1)..<fields.count where sameName(later) {
             repeats = true
-            length += 2 + fields[later].value.utf8.count
+            length += separator.utf8.count + fields[later].value.utf8.count
           }
           // "Name:" would remove libcurl's own header of that name; "Name;" sends it empty.
           let empty = !repeats && fields[index].value.isEmpty
@@ -293,8 +290,7 @@ final class CurlTransfer {
             end = Self.write(empty ? ";" : ": ", into: line, at: end)
             end = Self.write(fields[index].value, into: line, at: end)
             if repeats {
-              for later in (index + 1)..<fields.count
-              where keys[later] == key && fields[later].name == name {
+              for later in (index + 1)..<fields.count where sameName(later) {
                 end = Self.write(separator, into: line, at: end)
                 end = Self.write(fields[later].value, into: line, at: end)
               }

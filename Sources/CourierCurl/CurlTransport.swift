@@ -105,14 +105,14 @@ public final class CurlTransport: Transport, CustomStringConvertible {
   ///   transport was shut down while the request was in flight, and
   ///   ``CourierError/Kind/invalidRequest`` after ``shutdown()``.
   public func send(_ request: Request) async throws -> Response {
-    let response = try await loop.perform(request, limits: limits(for: request))
+    var response = try await loop.perform(request, limits: limits(for: request))
     // Only a 3xx may be followed: the rest skip the redirect bookkeeping (a copy of the
     // request, an array of the hops and the policy), per request.
-    guard (300..<400).contains(response.status) else {
-      Self.reportCompletion(of: response, to: request)
-      return response
+    if (300..<400).contains(response.status) {
+      response = try await follow(response, of: request)
     }
-    return try await follow(response, of: request)
+    Self.reportCompletion(of: response, to: request)
+    return response
   }
 
   /// Follows the redirects that `first` (a 3xx answer to `request`) and its successors ask
@@ -126,19 +126,11 @@ public final class CurlTransport: Transport, CustomStringConvertible {
       guard (300..<400).contains(response.status),
         let location = response.headers[.location],
         let target = URL(string: location, relativeTo: current.url)?.absoluteURL,
-        ["http", "https"].contains(target.scheme?.lowercased() ?? "")
-      else {
-        Self.reportCompletion(of: response, to: request)
-        return response
-      }
-      guard
+        ["http", "https"].contains(target.scheme?.lowercased() ?? ""),
         let next = try policy.decide(
           original: request, previous: current, status: response.status, location: target,
           visited: visited)
-      else {
-        Self.reportCompletion(of: response, to: request)
-        return response
-      }
+      else { return response }
       visited.append((next.method, next.url))
       current = next
       response = try await loop.perform(current, limits: limits(for: current))

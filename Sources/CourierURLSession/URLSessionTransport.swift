@@ -50,14 +50,14 @@ public struct URLSessionTransport: Transport {
   /// Whether ``shutdown()`` was called; shared by every copy of this transport.
   private let lifecycle = Lifecycle()
 
-  /// Where this transport calls URLSession's methods that wait for the session's work queue
-  /// (`cancel()`, `invalidateAndCancel()`), which on Linux can be busy for seconds while a
-  /// body keeps arriving. A serial queue of its own, so a thread is made for it when it
-  /// blocks: `DispatchQueue.global()` shares its threads — one per core, here two — with
-  /// Swift's concurrency executor, and two such waits on it stalled every task in the process
-  /// (a debugger on a stalled test run found both of the executor's threads waiting on a
-  /// URLSession queue). One queue per transport, so one session's busy queue never delays
-  /// another's cancellations.
+  /// Where this transport calls URLSession's methods that wait for its work queue (creating,
+  /// resuming and cancelling a stream's task, `invalidateAndCancel()`), which on Linux does
+  /// every session's work and can be busy for seconds while a body keeps arriving. A serial
+  /// queue of its own, so a thread is made for it when it blocks: `DispatchQueue.global()`
+  /// shares its threads — one per core, here two — with Swift's concurrency executor, and two
+  /// such waits on them stalled every task in the process (a debugger on a stalled test run
+  /// found both of the executor's threads waiting on URLSession's queue). One queue per
+  /// transport, so one transport's waits never hold up another's.
   private let controlQueue = DispatchQueue(label: "Courier.URLSessionTransport.control")
 
   #if canImport(FoundationNetworking)
@@ -459,15 +459,6 @@ public struct URLSessionTransport: Transport {
   }
 }
 
-/// Whether a ``URLSessionTransport`` was shut down, and how many of its sends are under way.
-///
-/// URLSession on Linux traps (`Fatal error: Session invalidated`) when a task is created in an
-/// invalidated session, and the async `data(for:)` creates its task out of our sight. So the
-/// session is invalidated only when no send is between its check and its end: at once by
-/// ``URLSessionTransport/shutdown()`` when none is, else by the last send to end.
-///
-/// A class so that every copy of the transport (a struct) shares it; `Sendable` because its
-/// only stored property is a `Mutex`.
 /// The URLSession task of one ``URLSessionTransport`` stream, created on the transport's
 /// control queue, and whether a cancellation came before it existed.
 private final class StartedTask: Sendable {
@@ -494,6 +485,15 @@ private final class StartedTask: Sendable {
   }
 }
 
+/// Whether a ``URLSessionTransport`` was shut down, and how many of its sends are under way.
+///
+/// URLSession on Linux traps (`Fatal error: Session invalidated`) when a task is created in an
+/// invalidated session, and the async `data(for:)` creates its task out of our sight. So the
+/// session is invalidated only when no send is between its check and its end: at once by
+/// ``URLSessionTransport/shutdown()`` when none is, else by the last send to end.
+///
+/// A class so that every copy of the transport (a struct) shares it; `Sendable` because its
+/// only stored property is a `Mutex`.
 private final class Lifecycle: Sendable {
   private struct State {
     var isShutDown = false

@@ -4,7 +4,7 @@
 /// passed by reference on every request.
 public final class Next: Sendable {
   /// The middleware this link runs; ``ChainEnd`` at the chain's end (or a function a test
-  /// gives), where ``isEnd`` is set.
+  /// gives), the link without a ``following`` one.
   ///
   /// A plain `let` of a non-optional existential, called in place: binding an optional one
   /// (`guard let layer`) copied the middleware out of this object on every request — a
@@ -12,9 +12,7 @@ public final class Next: Sendable {
   /// of the client shares, so the count bounced between the cores — and matching an enum of
   /// the two kinds of link copied the payload too.
   private let layer: any Middleware
-  /// The chain's end: ``handler`` runs instead of ``layer``.
-  private let isEnd: Bool
-  /// What runs after ``layer``; `nil` at the chain's end.
+  /// What runs after ``layer``; `nil` at the chain's end, where ``handler`` runs instead.
   private let following: Next?
   /// The stage name the errors of ``layer`` carry.
   private let stage: String
@@ -32,7 +30,6 @@ public final class Next: Sendable {
   /// Wraps the chain's own innermost function, which runs on its caller's executor.
   init(innermost handler: @escaping Chain.Handler) {
     layer = ChainEnd()
-    isEnd = true
     following = nil
     stage = ""
     self.handler = handler
@@ -42,7 +39,6 @@ public final class Next: Sendable {
   /// directly, without a closure in between, so each layer costs one call.
   init(_ layer: any Middleware, before next: Next, stage: String) {
     self.layer = layer
-    isEnd = false
     following = next
     self.stage = stage
     handler = Next.neverCalled
@@ -55,7 +51,7 @@ public final class Next: Sendable {
 
   /// Sends `request` through the rest of the chain and returns its response.
   nonisolated(nonsending) public func callAsFunction(_ request: Request) async throws -> Response {
-    if isEnd {
+    if following == nil {
       // The chain's end (`init(innermost:)`).
       return try await handler(request)
     }
