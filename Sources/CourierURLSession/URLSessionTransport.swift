@@ -58,7 +58,12 @@ public struct URLSessionTransport: Transport {
   /// such waits on them stalled every task in the process (a debugger on a stalled test run
   /// found both of the executor's threads waiting on URLSession's queue). One queue per
   /// transport, so one transport's waits never hold up another's.
-  private let controlQueue = DispatchQueue(label: "Courier.URLSessionTransport.control")
+  private var controlQueue: DispatchQueue { controlExecutor.queue }
+
+  /// Runs jobs on ``controlQueue``: the executor preference of sends through a caller's
+  /// session (``sendOnCallersSession(_:body:observer:)``).
+  private let controlExecutor = QueueTaskExecutor(
+    queue: DispatchQueue(label: "Courier.URLSessionTransport.control"))
 
   #if canImport(FoundationNetworking)
     /// Reusable markers that let `cancelAll()` find an attempt's URLSession task.
@@ -258,14 +263,9 @@ public struct URLSessionTransport: Transport {
           kind: .invalidRequest,
           debugMessage: "downloads to a file need a session URLSessionTransport created",
           request: request, attempts: 1, stage: "transport")
-      } else if let file = request.body.fileURL {
-        (data, urlResponse) = try await session.upload(
-          for: urlRequest, fromFile: file, delegate: observer)
-      } else if let body = request.body.data, !body.isEmpty {
-        (data, urlResponse) = try await session.upload(
-          for: urlRequest, from: body, delegate: observer)
       } else {
-        (data, urlResponse) = try await session.data(for: urlRequest, delegate: observer)
+        (data, urlResponse) = try await sendOnCallersSession(
+          urlRequest, body: request.body, observer: observer)
       }
       if let failure = observer.failure { throw failure }
       guard let http = urlResponse as? HTTPURLResponse else {
@@ -296,6 +296,31 @@ public struct URLSessionTransport: Transport {
       }
       throw mapped
     }
+  }
+
+  /// Sends through a session this transport did not create, with URLSession's async calls.
+  ///
+  /// On Linux they run under the control queue's executor preference: each creates and
+  /// resumes its task before it suspends, and both wait for URLSession's work queue, which a
+  /// body arriving on any session can keep busy. On Swift's executor those waits held its
+  /// threads — one per core — and with them every task in the process.
+  private func sendOnCallersSession(
+    _ urlRequest: URLRequest, body: RequestBody, observer: AttemptObserver
+  ) async throws -> (Data, URLResponse) {
+    let session = self.session
+    let send: @Sendable () async throws -> (Data, URLResponse) = {
+      if let file = body.fileURL {
+        return try await session.upload(for: urlRequest, fromFile: file, delegate: observer)
+      } else if let data = body.data, !data.isEmpty {
+        return try await session.upload(for: urlRequest, from: data, delegate: observer)
+      }
+      return try await session.data(for: urlRequest, delegate: observer)
+    }
+    #if canImport(FoundationNetworking)
+      return try await withTaskExecutorPreference(controlExecutor, operation: send)
+    #else
+      return try await send()
+    #endif
   }
 
   /// Runs a task whose body the observer receives piece by piece, without URLSession

@@ -90,12 +90,15 @@ func openSockets() -> Int { ProcessProbe.openSockets() }
 /// answers, waiting for requests, cancellation and counting.
 enum Subject: String, CaseIterable, Sendable, CustomTestStringConvertible {
   case urlSession
+  /// `URLSessionTransport(session:)` over a session the test made, as a caller would.
+  case callersSession
   case curl
   case stub
 
   var testDescription: String {
     switch self {
     case .urlSession: "URLSessionTransport"
+    case .callersSession: "URLSessionTransport(session:)"
     case .curl: "CurlTransport"
     case .stub: "StubTransport"
     }
@@ -127,11 +130,21 @@ struct Backend {
       client = Client(
         baseURL: URL(string: "http://stub.test/"), transport: stub, middleware: middleware,
         locale: "en")
-    case .urlSession, .curl:
+    case .urlSession, .callersSession, .curl:
       let server = try MockServer()
       server.recordsRequests = true
-      let underTest = (subject == .curl ? TransportKind.curl : .urlSession)
-        .make(connections: connections)
+      let underTest: TransportUnderTest
+      switch subject {
+      case .curl: underTest = TransportKind.curl.make(connections: connections)
+      case .callersSession:
+        let configuration = URLSessionConfiguration.ephemeral
+        if let connections { configuration.httpMaximumConnectionsPerHost = connections }
+        let transport = URLSessionTransport(session: URLSession(configuration: configuration))
+        underTest = TransportUnderTest(
+          transport: transport, shutdown: { transport.shutdown() },
+          isShutDown: { transport.isShutDown })
+      default: underTest = TransportKind.urlSession.make(connections: connections)
+      }
       self.server = server
       self.underTest = underTest
       stub = nil

@@ -1,0 +1,177 @@
+import Courier
+import CourierTesting
+import Foundation
+import Synchronization
+import Testing
+
+@testable import CourierURLSession
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// A session passed to `URLSessionTransport(session:)`: its URLSession calls must not hold
+/// Swift's executor threads while URLSession's queue is busy.
+@Suite("URLSessionTransport over a caller's session", .timeLimit(.minutes(1)))
+struct UserSessionTests {
+  /// On Linux, creating a URLSession task waits for the session's work queue
+  /// (`workQueue.sync` for the task identifier). Here a `URLProtocol` holds that queue in
+  /// `startLoading()`; sends made meanwhile, twice as many as there are executor threads,
+  /// must leave the executor free to run other tasks. Before the transport created those
+  /// tasks on its own queue, every executor thread waited in `dataTask(with:)` and nothing
+  /// else in the process could run: a watchdog thread then reports the stall after 20 s (it
+  /// exists so that a regression fails instead of hanging, since the time limit needs an
+  /// executor thread too).
+  ///
+  /// In a child process: URLSession on Linux does every session's work on one queue, so
+  /// holding it here would stall every other URLSession test running beside this one.
+  @Test("sends on a session whose queue is busy leave the executor threads free")
+  func busySessionLeavesExecutorFree() async {
+    let result = await #expect(processExitsWith: .success, observing: [\.standardOutputContent])
+    {
+      try await UserSessionTests.busySessionScenario()
+    }
+    guard let result else { return }
+    let output = String(decoding: result.standardOutputContent, as: UTF8.self)
+    for line in output.split(separator: "\n") where line.hasPrefix("FAILED: ") {
+      Issue.record("\(line)")
+    }
+  }
+
+  /// The child's side of ``busySessionLeavesExecutorFree()``; a failure is printed as
+  /// `FAILED: …` and the child exits 0 (`#expect(processExitsWith:)` returns no output for a
+  /// child that failed).
+  static func busySessionScenario() async throws {
+    @Sendable func require(_ condition: Bool, _ message: String) {
+      guard !condition else { return }
+      print("FAILED: \(message)")
+      exit(0)
+    }
+    let gate = HoldingProtocol.Gate()
+    HoldingProtocol.gate.withLock { $0 = gate }
+    let watchdog = Thread {
+      if !gate.waitOpened(seconds: 20) {
+        require(false, "the executor stalled while the session's queue was held")
+      }
+    }
+    watchdog.start()
+    let configuration = URLSessionConfiguration.ephemeral
+    configuration.protocolClasses = [HoldingProtocol.self]
+    let transport = URLSessionTransport(session: URLSession(configuration: configuration))
+    defer { transport.shutdown() }
+    let url = URL(string: "http://holding.invalid/item")!
+    let first = Task { try await transport.send(Request(url: url)) }
+    await gate.waitUntilHolding()
+    let count = 2 * ProcessInfo.processInfo.activeProcessorCount
+    let others = (0..<count).map { _ in Task { try await transport.send(Request(url: url)) } }
+    // Needs an executor thread while the session's queue is still held.
+    let stillHeld = await Task.detached { !gate.isOpen }.value
+    require(stillHeld, "the gate opened before the probe ran")
+    gate.open()
+    require(try await first.value.status == 200, "the first send did not succeed")
+    for task in others {
+      require(try await task.value.status == 200, "a later send did not succeed")
+    }
+  }
+
+  @Test("bodies from memory and from a file reach the server through a caller's session")
+  func uploadsThroughCallersSession() async throws {
+    let server = try MockServer()
+    server.recordsRequests = true
+    let transport = URLSessionTransport(session: URLSession(configuration: .ephemeral))
+    defer {
+      transport.shutdown()
+      server.shutdown()
+    }
+    let bytes = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "courier-user-session-\(UUID().uuidString)")
+    try bytes.write(to: file)
+    defer { try? FileManager.default.removeItem(at: file) }
+    for body in [RequestBody.data(bytes), .file(file)] {
+      server.enqueue(.text("stored"))
+      let response = try await transport.send(
+        Request(method: .post, url: server.url("upload"), body: body))
+      #expect(response.status == 200)
+      #expect(response.bodyText == "stored")
+      #expect(try await server.takeRequest().body == bytes)
+    }
+  }
+}
+
+/// A `URLProtocol` that answers `200` once its gate opens, holding the URLSession queue that
+/// called `startLoading()` until then.
+final class HoldingProtocol: URLProtocol {
+  /// The gate the next loads wait on.
+  static let gate = Mutex<Gate?>(nil)
+
+  /// Opened once; records whether a load is waiting on it.
+  final class Gate: Sendable {
+    private struct State {
+      var open = false
+      var holding = false
+      var holdingWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state = Mutex(State())
+    /// Entered once at creation, left when the gate opens: waiting on it waits for that.
+    private let opened = DispatchGroup()
+    init() { opened.enter() }
+
+    var isOpen: Bool { state.withLock { $0.open } }
+
+    func open() {
+      let first = state.withLock { state -> Bool in
+        defer { state.open = true }
+        return !state.open
+      }
+      if first { opened.leave() }
+    }
+
+    /// Waits (blocking the calling thread) until the gate opens; `false` after `seconds`.
+    func waitOpened(seconds: Int) -> Bool {
+      opened.wait(timeout: .now() + .seconds(seconds)) == .success
+    }
+
+    func markHolding() {
+      let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        state.holding = true
+        defer { state.holdingWaiters = [] }
+        return state.holdingWaiters
+      }
+      for waiter in waiters { waiter.resume() }
+    }
+
+    func waitUntilHolding() async {
+      await withCheckedContinuation { continuation in
+        let now = state.withLock { state -> Bool in
+          if state.holding { return true }
+          state.holdingWaiters.append(continuation)
+          return false
+        }
+        if now { continuation.resume() }
+      }
+    }
+  }
+
+  override class func canInit(with request: URLRequest) -> Bool {
+    request.url?.host == "holding.invalid"
+  }
+
+  override class func canonicalRequest(for request: URLRequest) -> URLRequest { request }
+
+  override func startLoading() {
+    if let gate = Self.gate.withLock({ $0 }) {
+      gate.markHolding()
+      _ = gate.waitOpened(seconds: 60)
+    }
+    guard let url = request.url,
+      let response = HTTPURLResponse(
+        url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [:])
+    else { return }
+    client?.urlProtocol(self, didReceive: response, cacheStoragePolicy: .notAllowed)
+    client?.urlProtocol(self, didLoad: Data("{}".utf8))
+    client?.urlProtocolDidFinishLoading(self)
+  }
+
+  override func stopLoading() {}
+}
