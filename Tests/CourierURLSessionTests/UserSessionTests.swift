@@ -27,8 +27,7 @@ struct UserSessionTests {
   /// holding it here would stall every other URLSession test running beside this one.
   @Test("sends on a session whose queue is busy leave the executor threads free")
   func busySessionLeavesExecutorFree() async {
-    let result = await #expect(processExitsWith: .success, observing: [\.standardOutputContent])
-    {
+    let result = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
       try await UserSessionTests.busySessionScenario()
     }
     guard let result else { return }
