@@ -49,13 +49,19 @@ enum PresetBenchmark {
   /// one piece costs end to end: `middleware:<name>` is a bare client with one middleware
   /// (`pass`, `headers`, `requestID`, `retry`, `timeout`, `logging`, `gzip`, `reachability`,
   /// each with its defaults), `headers:<N>` a bare client sending N static header lines
-  /// through `HeadersMiddleware`. The single-row mode of the transport tables
+  /// through `HeadersMiddleware`, `pass:<N>` a bare client with N pass-through layers (what
+  /// being a layer costs). The single-row mode of the transport tables
   /// (`COURIER_BENCH_TRANSPORT_ROW=3`, for profiling) sends with the same client.
   static func variantClient(base: URL, transport: any Transport) -> Client? {
     guard let variant = ProcessInfo.processInfo.environment["COURIER_BENCH_PRESET_CLIENT"]
     else { return nil }
     let parts = variant.split(separator: ":", maxSplits: 1).map(String.init)
     guard parts.count == 2 else { return nil }
+    if parts[0] == "pass", let count = Int(parts[1]), count >= 0 {
+      return Client(
+        baseURL: base, transport: transport,
+        middleware: Array(repeating: ChainBenchmark.PassThrough(), count: count))
+    }
     let layer: (any Middleware)? =
       switch (parts[0], parts[1]) {
       case ("middleware", "pass"): ChainBenchmark.PassThrough()
