@@ -87,6 +87,17 @@ enum Measure {
     return Double(spec.tv_sec) * 1e9 + Double(spec.tv_nsec)
   }
 
+  /// Nanoseconds of user and of system CPU this process has used so far (`getrusage`,
+  /// children excluded: nginx's CPU is not in it).
+  static func userAndSystemCPUTime() -> (user: Double, system: Double) {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    func nanoseconds(_ time: timeval) -> Double {
+      Double(time.tv_sec) * 1e9 + Double(time.tv_usec) * 1e3
+    }
+    return (nanoseconds(usage.ru_utime), nanoseconds(usage.ru_stime))
+  }
+
   static func run(_ iterations: Int, _ body: () async throws -> Void) async rethrows -> Result {
     let allocationsBefore = courier_allocation_count()
     let cpuBefore = processCPUTime()

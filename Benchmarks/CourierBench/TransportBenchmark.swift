@@ -54,6 +54,7 @@ enum TransportBenchmark {
         ?? sequentialRounds * 20
       let total = tasks * count
       let cpuBefore = Measure.processCPUTime()
+      let splitBefore = Measure.userAndSystemCPUTime()
       let start = ContinuousClock.now
       try await withThrowingTaskGroup(of: Void.self) { group in
         for _ in 0..<tasks {
@@ -65,10 +66,13 @@ enum TransportBenchmark {
       }
       let elapsed = Measure.nanoseconds(ContinuousClock.now - start)
       let cpu = Measure.processCPUTime() - cpuBefore
+      let split = Measure.userAndSystemCPUTime()
+      let (user, system) = (split.user - splitBefore.user, split.system - splitBefore.system)
       print(
         "\(row.name): \(total) requests, \(Measure.format(Double(total) * 1e9 / elapsed)) req/s, "
           + "\(Measure.format(cpu / Double(total) / 1000, decimals: 1)) CPU µs/request "
-          + "(this process)")
+          + "(this process; user \(Measure.format(user / Double(total) / 1000, decimals: 1)) "
+          + "+ system \(Measure.format(system / Double(total) / 1000, decimals: 1)))")
       rows.shutdown()
       return
     }
