@@ -137,7 +137,10 @@ public struct URLSessionTransport: Transport {
   /// The body limit and progress work as with a session of the transport's own; downloads to
   /// a file fail with ``CourierError/Kind/invalidRequest``, and the ``redirectPolicy`` does
   /// not apply (URLSession on Linux tells only the session's delegate about redirects and
-  /// about the body of a task without a completion handler).
+  /// about the body of a task without a completion handler). As with a session of its own,
+  /// the transport creates and resumes each task on its own serial queue, never on Swift's
+  /// executor threads: on Linux those calls wait for URLSession's work queue, which a body
+  /// arriving on any session can keep busy.
   public init(
     session: URLSession,
     maximumResponseBodySize: Int = ResponsePipeline.defaultMaximumDecodedBodySize
