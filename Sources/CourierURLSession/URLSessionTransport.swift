@@ -303,10 +303,13 @@ public struct URLSessionTransport: Transport {
 
   /// Sends through a session this transport did not create, with URLSession's async calls.
   ///
-  /// On Linux they run under the control queue's executor preference: each creates and
-  /// resumes its task before it suspends, and both wait for URLSession's work queue, which a
-  /// body arriving on any session can keep busy. On Swift's executor those waits held its
-  /// threads — one per core — and with them every task in the process.
+  /// On Linux they run in a task of their own that prefers the control queue as its executor:
+  /// each creates and resumes its URLSession task before it suspends, and both wait for
+  /// URLSession's work queue, which a body arriving on any session can keep busy. On Swift's
+  /// executor those waits held its threads — one per core — and with them every task in the
+  /// process. A task of their own, rather than a preference in the caller's, because
+  /// URLSession cancels its task from the cancelling thread (`URLSessionTask.cancel()` waits
+  /// for that queue as well): this task is cancelled from the control queue instead.
   private func sendOnCallersSession(
     _ urlRequest: URLRequest, body: RequestBody, observer: AttemptObserver
   ) async throws -> (Data, URLResponse) {
@@ -320,7 +323,12 @@ public struct URLSessionTransport: Transport {
       return try await session.data(for: urlRequest, delegate: observer)
     }
     #if canImport(FoundationNetworking)
-      return try await withTaskExecutorPreference(controlExecutor, operation: send)
+      let inner = Task(executorPreference: controlExecutor, operation: send)
+      return try await withTaskCancellationHandler {
+        try await inner.value
+      } onCancel: { [queue = controlQueue] in
+        queue.async { inner.cancel() }
+      }
     #else
       return try await send()
     #endif

@@ -73,6 +73,59 @@ struct UserSessionTests {
     }
   }
 
+  /// Cancelling a send makes URLSession cancel its task, and `URLSessionTask.cancel()` waits
+  /// for the work queue too. Here one send waits on a server that never answers, another
+  /// holds URLSession's queue, and the first is cancelled from the test's task: that must not
+  /// hold the cancelling thread until the queue is free. In a child process, as above.
+  @Test("cancelling a send while the session's queue is busy does not block the canceller")
+  func cancellationWhileSessionBusy() async {
+    let result = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
+      try await UserSessionTests.busyCancellationScenario()
+    }
+    guard let result else { return }
+    let output = String(decoding: result.standardOutputContent, as: UTF8.self)
+    for line in output.split(separator: "\n") where line.hasPrefix("FAILED: ") {
+      Issue.record("\(line)")
+    }
+  }
+
+  /// The child's side of ``cancellationWhileSessionBusy()``.
+  static func busyCancellationScenario() async throws {
+    @Sendable func require(_ condition: Bool, _ message: String) {
+      guard !condition else { return }
+      print("FAILED: \(message)")
+      exit(0)
+    }
+    let gate = HoldingProtocol.Gate()
+    HoldingProtocol.gate.withLock { $0 = gate }
+    let watchdog = Thread {
+      if !gate.waitOpened(seconds: 20) {
+        require(false, "the cancelling thread waited for the session's queue")
+      }
+    }
+    watchdog.start()
+    let configuration = URLSessionConfiguration.ephemeral
+    configuration.protocolClasses = [HoldingProtocol.self]
+    let transport = URLSessionTransport(session: URLSession(configuration: configuration))
+    defer { transport.shutdown() }
+    let silent = Task {
+      try await transport.send(Request(url: URL(string: "http://silent.invalid/never")!))
+    }
+    await HoldingProtocol.silentStarted.wait()
+    let holder = Task {
+      try await transport.send(Request(url: URL(string: "http://holding.invalid/item")!))
+    }
+    await gate.waitUntilHolding()
+    silent.cancel()
+    // Needs the thread that cancelled, or another, while the session's queue is still held.
+    let stillHeld = await Task.detached { !gate.isOpen }.value
+    require(stillHeld, "the gate opened before the probe ran")
+    gate.open()
+    let error = await courierError { try await silent.value }
+    require(error?.kind == .cancelled, "the silent send ended \(String(describing: error))")
+    require(try await holder.value.status == 200, "the holding send did not succeed")
+  }
+
   @Test("bodies from memory and from a file reach the server through a caller's session")
   func uploadsThroughCallersSession() async throws {
     let server = try MockServer()
@@ -152,13 +205,45 @@ final class HoldingProtocol: URLProtocol {
     }
   }
 
+  /// Signalled when a load for `silent.invalid` (which never answers) has started.
+  static let silentStarted = Signal()
+
+  /// A one-shot signal an async test waits on.
+  final class Signal: Sendable {
+    private let state = Mutex((fired: false, waiters: [CheckedContinuation<Void, Never>]()))
+
+    func fire() {
+      let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        state.fired = true
+        defer { state.waiters = [] }
+        return state.waiters
+      }
+      for waiter in waiters { waiter.resume() }
+    }
+
+    func wait() async {
+      await withCheckedContinuation { continuation in
+        let fired = state.withLock { state -> Bool in
+          if !state.fired { state.waiters.append(continuation) }
+          return state.fired
+        }
+        if fired { continuation.resume() }
+      }
+    }
+  }
+
   override class func canInit(with request: URLRequest) -> Bool {
-    request.url?.host == "holding.invalid"
+    request.url?.host == "holding.invalid" || request.url?.host == "silent.invalid"
   }
 
   override class func canonicalRequest(for request: URLRequest) -> URLRequest { request }
 
   override func startLoading() {
+    if request.url?.host == "silent.invalid" {
+      // Never answers; the task ends only by cancellation (`stopLoading()`).
+      Self.silentStarted.fire()
+      return
+    }
     if let gate = Self.gate.withLock({ $0 }) {
       gate.markHolding()
       _ = gate.waitOpened(seconds: 60)
