@@ -30,33 +30,13 @@ struct UserSessionTests {
     let result = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
       try await UserSessionTests.busySessionScenario()
     }
-    guard let result else { return }
-    let output = String(decoding: result.standardOutputContent, as: UTF8.self)
-    for line in output.split(separator: "\n") where line.hasPrefix("FAILED: ") {
-      Issue.record("\(line)")
-    }
+    Self.recordFailures(of: result)
   }
 
-  /// The child's side of ``busySessionLeavesExecutorFree()``; a failure is printed as
-  /// `FAILED: …` and the child exits 0 (`#expect(processExitsWith:)` returns no output for a
-  /// child that failed).
+  /// The child's side of ``busySessionLeavesExecutorFree()``.
   static func busySessionScenario() async throws {
-    @Sendable func require(_ condition: Bool, _ message: String) {
-      guard !condition else { return }
-      print("FAILED: \(message)")
-      exit(0)
-    }
-    let gate = HoldingProtocol.Gate()
-    HoldingProtocol.gate.withLock { $0 = gate }
-    let watchdog = Thread {
-      if !gate.waitOpened(seconds: 20) {
-        require(false, "the executor stalled while the session's queue was held")
-      }
-    }
-    watchdog.start()
-    let configuration = URLSessionConfiguration.ephemeral
-    configuration.protocolClasses = [HoldingProtocol.self]
-    let transport = URLSessionTransport(session: URLSession(configuration: configuration))
+    let (gate, transport) = heldSession(
+      stall: "the executor stalled while the session's queue was held")
     defer { transport.shutdown() }
     let url = URL(string: "http://holding.invalid/item")!
     let first = Task { try await transport.send(Request(url: url)) }
@@ -82,31 +62,13 @@ struct UserSessionTests {
     let result = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
       try await UserSessionTests.busyCancellationScenario()
     }
-    guard let result else { return }
-    let output = String(decoding: result.standardOutputContent, as: UTF8.self)
-    for line in output.split(separator: "\n") where line.hasPrefix("FAILED: ") {
-      Issue.record("\(line)")
-    }
+    Self.recordFailures(of: result)
   }
 
   /// The child's side of ``cancellationWhileSessionBusy()``.
   static func busyCancellationScenario() async throws {
-    @Sendable func require(_ condition: Bool, _ message: String) {
-      guard !condition else { return }
-      print("FAILED: \(message)")
-      exit(0)
-    }
-    let gate = HoldingProtocol.Gate()
-    HoldingProtocol.gate.withLock { $0 = gate }
-    let watchdog = Thread {
-      if !gate.waitOpened(seconds: 20) {
-        require(false, "the cancelling thread waited for the session's queue")
-      }
-    }
-    watchdog.start()
-    let configuration = URLSessionConfiguration.ephemeral
-    configuration.protocolClasses = [HoldingProtocol.self]
-    let transport = URLSessionTransport(session: URLSession(configuration: configuration))
+    let (gate, transport) = heldSession(
+      stall: "the cancelling thread waited for the session's queue")
     defer { transport.shutdown() }
     let silent = Task {
       try await transport.send(Request(url: URL(string: "http://silent.invalid/never")!))
@@ -148,6 +110,37 @@ struct UserSessionTests {
       #expect(response.bodyText == "stored")
       #expect(try await server.takeRequest().body == bytes)
     }
+  }
+  // MARK: Child processes
+
+  /// Records each `FAILED: …` line a child process printed (see ``require(_:_:)``).
+  static func recordFailures(of result: ExitTest.Result?) {
+    guard let result else { return }
+    let output = String(decoding: result.standardOutputContent, as: UTF8.self)
+    for line in output.split(separator: "\n") where line.hasPrefix("FAILED: ") {
+      Issue.record("\(line)")
+    }
+  }
+
+  /// In a child process: unless `condition` holds, prints `FAILED: message` and exits 0
+  /// (`#expect(processExitsWith:)` returns no output for a child that failed, and the message
+  /// is what matters).
+  static func require(_ condition: Bool, _ message: String) {
+    guard !condition else { return }
+    print("FAILED: \(message)")
+    exit(0)
+  }
+
+  /// A transport over a new session whose loads go to ``HoldingProtocol`` with a new, closed
+  /// gate, and a watchdog thread that fails the child with `stall` unless the gate opens
+  /// within 20 s: the test's own time limit needs an executor thread, which a stall takes.
+  static func heldSession(stall: String) -> (HoldingProtocol.Gate, URLSessionTransport) {
+    let gate = HoldingProtocol.Gate()
+    HoldingProtocol.gate.withLock { $0 = gate }
+    Thread { if !gate.waitOpened(seconds: 20) { require(false, stall) } }.start()
+    let configuration = URLSessionConfiguration.ephemeral
+    configuration.protocolClasses = [HoldingProtocol.self]
+    return (gate, URLSessionTransport(session: URLSession(configuration: configuration)))
   }
 }
 
