@@ -57,31 +57,33 @@ enum PresetBenchmark {
     else { return nil }
     let parts = variant.split(separator: ":", maxSplits: 1).map(String.init)
     guard parts.count == 2 else { return nil }
-    if parts[0] == "pass", let count = Int(parts[1]), count >= 0 {
-      return Client(
-        baseURL: base, transport: transport,
-        middleware: Array(repeating: ChainBenchmark.PassThrough(), count: count))
-    }
-    let layer: (any Middleware)? =
+    let layers: [any Middleware]? =
       switch (parts[0], parts[1]) {
-      case ("middleware", "pass"): ChainBenchmark.PassThrough()
-      case ("middleware", "headers"): HeadersMiddleware()
-      case ("middleware", "requestID"): RequestIDMiddleware()
-      case ("middleware", "retry"): RetryMiddleware()
-      case ("middleware", "timeout"): TimeoutMiddleware()
-      case ("middleware", "logging"): LoggingMiddleware(level: .none)
-      case ("middleware", "gzip"): GzipMiddleware()
+      case ("pass", let count):
+        Int(count).flatMap { count in
+          count >= 0 ? Array(repeating: ChainBenchmark.PassThrough(), count: count) : nil
+        }
+      case ("middleware", "pass"): [ChainBenchmark.PassThrough()]
+      case ("middleware", "headers"): [HeadersMiddleware()]
+      case ("middleware", "requestID"): [RequestIDMiddleware()]
+      case ("middleware", "retry"): [RetryMiddleware()]
+      case ("middleware", "timeout"): [TimeoutMiddleware()]
+      case ("middleware", "logging"): [LoggingMiddleware(level: .none)]
+      case ("middleware", "gzip"): [GzipMiddleware()]
       case ("middleware", "reachability"):
-        SharedPathMonitor.system.map { ReachabilityMiddleware(monitor: $0) }
+        SharedPathMonitor.system.map { [ReachabilityMiddleware(monitor: $0)] }
       case ("headers", let count):
-        HeadersMiddleware(
-          defaults: HTTPHeaders(
-            received: (0..<(Int(count) ?? 0)).map { ("X-Header-\($0)", "value-\($0)-0123456789") }
-          ))
+        [
+          HeadersMiddleware(
+            defaults: HTTPHeaders(
+              received: (0..<(Int(count) ?? 0)).map {
+                ("X-Header-\($0)", "value-\($0)-0123456789")
+              }))
+        ]
       default: nil
       }
-    guard let layer else { return nil }
-    return Client(baseURL: base, transport: transport, middleware: [layer])
+    guard let layers else { return nil }
+    return Client(baseURL: base, transport: transport, middleware: layers)
   }
 
   /// Prints the preset's paired cost over each transport, one at a time and 16 at once.

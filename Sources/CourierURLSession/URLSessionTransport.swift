@@ -51,7 +51,8 @@ public struct URLSessionTransport: Transport {
   private let lifecycle = Lifecycle()
 
   /// Where this transport calls URLSession's methods that wait for its work queue (creating,
-  /// resuming and cancelling a stream's task, `invalidateAndCancel()`), which on Linux does
+  /// resuming and cancelling a stream's task, `invalidateAndCancel()`, and the async calls
+  /// of a send through a caller's session with their cancellation), which on Linux does
   /// every session's work and can be busy for seconds while a body keeps arriving. A serial
   /// queue of its own, so a thread is made for it when it blocks: `DispatchQueue.global()`
   /// shares its threads — one per core, here two — with Swift's concurrency executor, and two
@@ -138,9 +139,9 @@ public struct URLSessionTransport: Transport {
   /// a file fail with ``CourierError/Kind/invalidRequest``, and the ``redirectPolicy`` does
   /// not apply (URLSession on Linux tells only the session's delegate about redirects and
   /// about the body of a task without a completion handler). As with a session of its own,
-  /// the transport creates and resumes each task on its own serial queue, never on Swift's
-  /// executor threads: on Linux those calls wait for URLSession's work queue, which a body
-  /// arriving on any session can keep busy.
+  /// the transport creates, resumes and cancels each task on its own serial queue, never on
+  /// Swift's executor threads: on Linux those calls wait for URLSession's work queue, which a
+  /// body arriving on any session can keep busy.
   public init(
     session: URLSession,
     maximumResponseBodySize: Int = ResponsePipeline.defaultMaximumDecodedBodySize

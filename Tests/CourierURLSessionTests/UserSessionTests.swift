@@ -111,6 +111,7 @@ struct UserSessionTests {
       #expect(try await server.takeRequest().body == bytes)
     }
   }
+
   // MARK: Child processes
 
   /// Records each `FAILED: …` line a child process printed (see ``require(_:_:)``).

@@ -29,17 +29,11 @@ enum TransportKind: String, CaseIterable, Codable, Sendable, CustomTestStringCon
     case .urlSession:
       let configuration = URLSessionTransport.defaultConfiguration
       if let connections { configuration.httpMaximumConnectionsPerHost = connections }
-      let transport = URLSessionTransport(configuration: configuration)
-      return TransportUnderTest(
-        transport: transport, shutdown: { transport.shutdown() },
-        isShutDown: { transport.isShutDown })
+      return TransportUnderTest(URLSessionTransport(configuration: configuration))
     case .curl:
       var configuration = CurlTransport.Configuration.standard
       if let connections { configuration.maximumConnectionsPerHost = connections }
-      let transport = CurlTransport(configuration: configuration)
-      return TransportUnderTest(
-        transport: transport, shutdown: { transport.shutdown() },
-        isShutDown: { transport.isShutDown })
+      return TransportUnderTest(CurlTransport(configuration: configuration))
     }
   }
 }
@@ -49,6 +43,18 @@ struct TransportUnderTest: Sendable {
   let transport: any Transport
   let shutdown: @Sendable () -> Void
   let isShutDown: @Sendable () -> Bool
+
+  init(_ transport: URLSessionTransport) {
+    self.transport = transport
+    shutdown = { transport.shutdown() }
+    isShutDown = { transport.isShutDown }
+  }
+
+  init(_ transport: CurlTransport) {
+    self.transport = transport
+    shutdown = { transport.shutdown() }
+    isShutDown = { transport.isShutDown }
+  }
 }
 
 struct Profile: Codable, Sendable, Equatable {
@@ -139,10 +145,8 @@ struct Backend {
       case .callersSession:
         let configuration = URLSessionConfiguration.ephemeral
         if let connections { configuration.httpMaximumConnectionsPerHost = connections }
-        let transport = URLSessionTransport(session: URLSession(configuration: configuration))
         underTest = TransportUnderTest(
-          transport: transport, shutdown: { transport.shutdown() },
-          isShutDown: { transport.isShutDown })
+          URLSessionTransport(session: URLSession(configuration: configuration)))
       default: underTest = TransportKind.urlSession.make(connections: connections)
       }
       self.server = server
