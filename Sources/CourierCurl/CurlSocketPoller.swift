@@ -69,7 +69,7 @@ final class CurlSocketInterest {
   }
 
   /// `CURLMOPT_SOCKETFUNCTION`: start, change or stop watching `socket`.
-  private func watch(_ socket: curl_socket_t, what: Int32) {
+  func watch(_ socket: curl_socket_t, what: Int32) {
     var events = Int16(POLLIN)
     if what == courier_curl_poll_remove {
       wanted[socket] = nil
@@ -99,12 +99,20 @@ final class CurlSocketInterest {
   }
 
   /// The `CURL_CSELECT_*` bits for a socket `poll` found ready, or `nil` when libcurl does not
-  /// want it (an idle connection): that socket leaves the watched set.
+  /// want it (an idle connection: that socket leaves the watched set) or when what `poll` saw
+  /// is no longer about the socket of that number.
   func readiness(_ socket: Int32, revents: Int16) -> Int32? {
     guard wanted[socket] != nil else {
       forget(socket)
       return nil
     }
+    // `POLLNVAL` says the descriptor was not open when `poll` looked. If it is open now, a
+    // caller's thread (callers start transfers while the loop polls) had libcurl close it
+    // and open a new socket that took its number: `poll` said nothing about that one, and
+    // passing the error on failed its transfer ("select/poll returned error", libcurl error
+    // 55; seen once in the conformance suite's cancellations). It stays watched, so the next
+    // `poll` looks at it.
+    if revents & Int16(POLLNVAL) != 0, fcntl(socket, F_GETFD) != -1 { return nil }
     let revents = Int32(revents)
     var events: Int32 = 0
     if revents & Int32(POLLIN | POLLHUP) != 0 { events |= courier_curl_cselect_in }

@@ -1,3 +1,4 @@
+import CCourierCurl
 import Courier
 import CourierTesting
 import Foundation
@@ -407,6 +408,25 @@ struct CurlTransportTests {
     #expect(again.status == 200 && again.body == Data("ok".utf8))
     #expect(transport.openedConnections == 2)
     server.finish()
+  }
+
+  @Test("POLLNVAL about a number a new socket took is ignored; about a closed descriptor, an error")
+  func staleInvalidDescriptor() throws {
+    // Callers start transfers while the loop polls: libcurl may close a descriptor the poll
+    // was watching and open a new socket under the same number before the loop reads the
+    // poll's results. That socket is open, so the POLLNVAL is not about it.
+    let interest = CurlSocketInterest()
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    try #require(descriptor >= 0)
+    interest.watch(descriptor, what: courier_curl_poll_out)
+    #expect(interest.readiness(descriptor, revents: Int16(POLLNVAL)) == nil)
+    #expect(interest.watched[descriptor] == Int16(POLLOUT))
+    #expect(interest.readiness(descriptor, revents: Int16(POLLOUT)) == courier_curl_cselect_out)
+    // Closed behind libcurl's back: libcurl hears of the error, and the number leaves the set
+    // (else every poll would return at once).
+    close(descriptor)
+    #expect(interest.readiness(descriptor, revents: Int16(POLLNVAL)) == courier_curl_cselect_err)
+    #expect(interest.watched[descriptor] == nil)
   }
 
   // MARK: Protocol and TLS options
