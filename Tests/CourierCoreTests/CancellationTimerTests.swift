@@ -60,3 +60,18 @@ struct CancellationTimerTests {
     timer.disarm(token)  // fired already: nothing to remove
   }
 }
+
+@Suite("Duration in whole nanoseconds")
+struct DurationNanosecondsTests {
+  @Test("rounded toward zero and clamped to Int64")
+  func conversion() {
+    #expect(Duration.seconds(31).clampedNanoseconds == 31_000_000_000)
+    #expect((Duration.seconds(2) + .nanoseconds(7)).clampedNanoseconds == 2_000_000_007)
+    #expect(Duration.nanoseconds(-5).clampedNanoseconds == -5)
+    #expect((Duration.nanoseconds(1) / 2).clampedNanoseconds == 0)
+    #expect((Duration.nanoseconds(-1) / 2).clampedNanoseconds == 0)
+    #expect(Duration.zero.clampedNanoseconds == 0)
+    #expect(Duration.seconds(Int64.max).clampedNanoseconds == Int64.max)
+    #expect(Duration.seconds(Int64.min).clampedNanoseconds == Int64.min)
+  }
+}

@@ -234,3 +234,38 @@ final class ErrorBox: Sendable {
   func set(_ error: CourierError?) { stored.withLock { $0 = error } }
   var error: CourierError? { stored.withLock { $0 } }
 }
+
+@Suite("RetryPolicy: retried statuses")
+struct RetryPolicyStatusTests {
+  /// Sets around the masks' edges (399/400, 463/464, 499/500, 563/564, 599/600), outside
+  /// them, and empty.
+  static let sets: [Set<Int>] = [
+    RetryPolicy.defaultRetryableStatuses, [],
+    [399, 400, 463, 464, 499, 500, 563, 564, 599, 600],
+    [200, 302, 999, -1], [425], Set(400..<600),
+  ]
+
+  @Test("the check agrees with the set for every status from -1 to 1000", arguments: sets)
+  func agreesWithTheSet(_ statuses: Set<Int>) {
+    var policy = RetryPolicy(retryableStatuses: statuses)
+    for status in -1...1000 {
+      #expect(policy.retries(status: status) == statuses.contains(status), "\(status)")
+    }
+    // Changed through the set, the check follows.
+    policy.retryableStatuses.remove(500)
+    policy.retryableStatuses.insert(418)
+    #expect(!policy.retries(status: 500))
+    #expect(policy.retries(status: 418))
+    #expect(policy.retryableStatuses == statuses.subtracting([500]).union([418]))
+  }
+
+  @Test("policies with the same statuses are equal and hash alike, however they were made")
+  func equality() {
+    var changed = RetryPolicy(retryableStatuses: [500, 503])
+    changed.retryableStatuses.insert(418)
+    let direct = RetryPolicy(retryableStatuses: [418, 503, 500])
+    #expect(changed == direct)
+    #expect(changed.hashValue == direct.hashValue)
+    #expect(changed != RetryPolicy(retryableStatuses: [418, 503]))
+  }
+}

@@ -92,6 +92,13 @@ public struct HeadersMiddleware: Middleware {
       request.headers = defaults
       return try await next(request)
     }
+    return try await next(try await merged(request))
+  }
+
+  /// `request` with the providers' values and the defaults it lacks. A function of its own,
+  /// so that the common case above runs none of its code.
+  nonisolated(nonsending) private func merged(_ request: Request) async throws -> Request {
+    var request = request
     let explicit = request.headers
     for provider in providers where !explicit.contains(provider.name) {
       if let value = try await provider.value(request) {
@@ -103,7 +110,7 @@ public struct HeadersMiddleware: Middleware {
     for field in defaults where !given.contains(field.name) {
       try request.headers.add(field.name, field.value)
     }
-    return try await next(request)
+    return request
   }
 }
 

@@ -206,7 +206,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
 
   /// The first value of `name`, or `nil` when the header is absent.
   public subscript(name: Name) -> String? {
-    if let answer = quickValue(named: name.rawName) { return answer }
+    if let answer = quickValue(named: name.rawName, isToken: true) { return answer }
     return fields.first { $0.name == name }?.value
   }
 
@@ -223,7 +223,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
 
   /// Whether at least one value of `name` is present.
   public func contains(_ name: Name) -> Bool {
-    if let answer = quickValue(named: name.rawName) { return answer != nil }
+    if let answer = quickValue(named: name.rawName, isToken: true) { return answer != nil }
     return fields.contains { $0.name == name }
   }
 
@@ -249,10 +249,11 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
   /// The first value of `name` from the transport's own representation, without building the
   /// list, under the same rules as ``appendReceived(_:_:)``: `.some(nil)` when absent, `nil`
   /// when only the list can tell (no such representation, or a value the rules would drop,
-  /// which may leave a later field of that name first).
-  private func quickValue(named name: String) -> String?? {
+  /// which may leave a later field of that name first). `isToken`: `name` is a ``Name``'s,
+  /// checked when the name was made, so it is not checked again.
+  private func quickValue(named name: String, isToken: Bool = false) -> String?? {
     guard let deferred, let raw = deferred.firstRawValue(named: name) else { return nil }
-    guard HTTPToken.isValid(name), let raw else { return .some(nil) }
+    guard let raw, isToken || HTTPToken.isValid(name) else { return .some(nil) }
     guard let value = try? Self.validatedValue(raw, forName: name, sending: false) else {
       return nil
     }

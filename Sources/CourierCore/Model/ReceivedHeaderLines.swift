@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// A response's header block as a transport received it: each field line without its CR LF,
 /// followed by LF (`Name: value\n…`), kept as bytes until someone reads a header.
 ///
@@ -33,10 +41,14 @@ package enum ReceivedHeaderLines {
   /// received fields' rules (``HTTPHeaders/init(receivedLines:)``).
   package static func firstValue(named name: String, in lines: [UInt8]) -> String?? {
     lines.withUnsafeBytes { bytes -> String?? in
+      guard let base = bytes.baseAddress else { return .some(nil) }
       var start = 0
       while start < bytes.count {
-        var end = start
-        while end < bytes.count, bytes[end] != 0x0A { end += 1 }
+        // memchr: a byte-by-byte loop here was most of the lookup's cost (about 550
+        // instructions for nginx's head, callgrind).
+        let end =
+          memchr(base + start, 0x0A, bytes.count - start)
+          .map { base.distance(to: UnsafeRawPointer($0)) } ?? bytes.count
         defer { start = end + 1 }
         let line = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
         guard let valueStart = valueStart(in: line, named: name) else { continue }

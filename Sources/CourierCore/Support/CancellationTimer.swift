@@ -138,10 +138,7 @@ package final class CancellationTimer: @unchecked Sendable {
 
   /// `duration` in nanoseconds, 0 for a negative one and at most about 292 years.
   private static func nanoseconds(_ duration: Duration) -> UInt64 {
-    let (seconds, attoseconds) = duration.components
-    guard seconds >= 0 else { return 0 }
-    guard seconds < 9_000_000_000 else { return 9_000_000_000 * 1_000_000_000 }
-    return UInt64(seconds) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
+    UInt64(max(0, duration.clampedNanoseconds))
   }
 
   // MARK: The heap (called with the lock held)

@@ -70,36 +70,50 @@ public struct RetryMiddleware: Middleware {
   {
     let policy = request.attributes[RetryPolicyAttribute.self] ?? self.policy
     budget?.recordRequest()
-    let mayRetry =
-      policy.maximumAttempts > 1 && request.body.isReplayable
+    // Attempt 1 here, and the common case, a response whose status is not retried, goes
+    // straight back: the loop of later attempts is a function of its own, whose code a
+    // request that succeeds never runs (this one was 25 KB of code, about 60 instruction
+    // cache misses a request end to end).
+    var first = request
+    // Attempt 1 is the attribute's default: set only when it says something new.
+    if first.attributes[AttemptAttribute.self] != 1 { first.attributes[AttemptAttribute.self] = 1 }
+    let outcome: Result<Response, CourierError>
+    do {
+      var response = try await next(first)
+      response.attempts = 1
+      guard policy.maximumAttempts > 1, policy.retries(status: response.status),
+        Self.mayRetry(request, policy: policy)
+      else { return response }
+      outcome = .success(response)
+    } catch {
+      var failure = CourierError(error, request: first)
+      failure.attempts = max(failure.attempts, 1)
+      outcome = .failure(failure)
+    }
+    return try await retry(request, after: outcome, sent: first, policy: policy, next: next)
+  }
+
+  /// Whether `request` may be sent more than once under `policy`: an idempotent method (or
+  /// one marked retryable, or carrying an `Idempotency-Key`) and a body that can be replayed.
+  private static func mayRetry(_ request: Request, policy: RetryPolicy) -> Bool {
+    policy.maximumAttempts > 1 && request.body.isReplayable
       && (request.method.isIdempotent || request.attributes[RetryableAttribute.self]
         || request.headers.contains(.idempotencyKey))
+  }
+
+  /// Attempts 2 and later, after attempt 1 (sent as `sent`) ended in `outcome`.
+  nonisolated(nonsending) private func retry(
+    _ request: Request, after outcome: Result<Response, CourierError>, sent: Request,
+    policy: RetryPolicy, next: Next
+  ) async throws -> Response {
+    let mayRetry = Self.mayRetry(request, policy: policy)
+    var outcome = outcome
+    var attemptRequest = sent
     var attempt = 1
     // A deadline set by a TimeoutMiddleware inside comes back on the attempt's request, and
     // goes out again with every later attempt, so it spans them all.
     var deadline = request.attributes[DeadlineAttribute.self]
     while true {
-      var attemptRequest = request
-      // Attempt 1 is the attribute's default: set only when it says something new.
-      if attempt != attemptRequest.attributes[AttemptAttribute.self] {
-        attemptRequest.attributes[AttemptAttribute.self] = attempt
-      }
-      if let deadline { attemptRequest.attributes[DeadlineAttribute.self] = deadline }
-      var outcome: Result<Response, CourierError>
-      do {
-        var response = try await next(attemptRequest)
-        response.attempts = attempt
-        // The common case, a response whose status is not retried, goes straight back:
-        // `decide` would say the same after copying it into a `Result` and out again.
-        guard mayRetry, attempt < policy.maximumAttempts,
-          policy.retryableStatuses.contains(response.status)
-        else { return response }
-        outcome = .success(response)
-      } catch {
-        var failure = CourierError(error, request: attemptRequest)
-        failure.attempts = max(failure.attempts, attempt)
-        outcome = .failure(failure)
-      }
       let sent = (try? outcome.get().request) ?? outcome.failureRequest
       deadline = deadline ?? sent?.attributes[DeadlineAttribute.self]
       guard mayRetry, attempt < policy.maximumAttempts,
@@ -114,6 +128,22 @@ public struct RetryMiddleware: Middleware {
           underlying: error, request: attemptRequest, attempts: attempt, stage: "retry")
       }
       attempt += 1
+      attemptRequest = request
+      attemptRequest.attributes[AttemptAttribute.self] = attempt
+      if let deadline { attemptRequest.attributes[DeadlineAttribute.self] = deadline }
+      do {
+        var response = try await next(attemptRequest)
+        response.attempts = attempt
+        // `decide` would say the same after copying it into a `Result` and out again.
+        guard mayRetry, attempt < policy.maximumAttempts,
+          policy.retries(status: response.status)
+        else { return response }
+        outcome = .success(response)
+      } catch {
+        var failure = CourierError(error, request: attemptRequest)
+        failure.attempts = max(failure.attempts, attempt)
+        outcome = .failure(failure)
+      }
     }
   }
 
@@ -129,13 +159,13 @@ public struct RetryMiddleware: Middleware {
     let retryable: Bool
     switch outcome {
     case .success(let value):
-      retryable = policy.retryableStatuses.contains(value.status)
+      retryable = policy.retries(status: value.status)
       response = value
     case .failure(let error):
       response = error.response
       let retryableStatus =
         error.kind == .httpStatus
-        && response.map { policy.retryableStatuses.contains($0.status) } == true
+        && response.map { policy.retries(status: $0.status) } == true
       retryable = retryableStatus || policy.retryableKinds.contains(error.kind)
     }
     guard retryable else { return nil }
