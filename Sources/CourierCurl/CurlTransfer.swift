@@ -313,14 +313,13 @@ final class CurlTransfer {
   /// A summary of a header name that equal names (ignoring case) share: its length and its
   /// first and last bytes, case folded. Different summaries mean different names.
   private static func nameKey(_ name: String) -> Int {
-    // From the bytes in place: `last` on the UTF-8 view is a call into Foundation's generic
-    // copy of it, about 75 instructions a name (callgrind).
-    let key = name.utf8.withContiguousStorageIfAvailable { bytes in
-      guard let first = bytes.first, let last = bytes.last else { return 0 }
-      return bytes.count << 16 | Int(ASCII.lowercased(first)) << 8 | Int(ASCII.lowercased(last))
-    }
-    if let key { return key }
-    let bytes = name.utf8
+    // From the bytes in place when the string has them: `last` on the UTF-8 view is a call
+    // into Foundation's generic copy of it, about 75 instructions a name (callgrind).
+    name.utf8.withContiguousStorageIfAvailable(nameKey) ?? nameKey(name.utf8)
+  }
+
+  /// ``nameKey(_:)`` of a name's UTF-8 bytes.
+  private static func nameKey<Bytes: BidirectionalCollection<UInt8>>(_ bytes: Bytes) -> Int {
     guard let first = bytes.first, let last = bytes.last else { return 0 }
     return bytes.count << 16 | Int(ASCII.lowercased(first)) << 8 | Int(ASCII.lowercased(last))
   }

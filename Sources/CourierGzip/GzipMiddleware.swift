@@ -136,19 +136,22 @@ public struct GzipMiddleware: Middleware, CustomStringConvertible {
   func decode(_ response: consuming Response) throws -> Response {
     // Most responses carry no `Content-Encoding`: they go back from here, without running
     // the code of the function below (4.5 KB).
-    guard response.headers.contains(.contentEncoding) else { return response }
-    return try decodeLabelled(response)
+    guard let encoding = response.headers[.contentEncoding] else { return response }
+    return try decode(response, labelled: encoding)
   }
 
-  /// ``decode(_:)`` for a response with a `Content-Encoding` header.
-  private func decodeLabelled(_ response: consuming Response) throws -> Response {
+  /// ``decode(_:)`` for a response whose `Content-Encoding` is `encoding`.
+  private func decode(
+    _ response: consuming Response, labelled encoding: String
+  ) throws
+    -> Response
+  {
     // A HEAD response's or a 204's or 304's headers describe a body that was not sent.
     if response.request.method == .head || [204, 304].contains(response.status)
       || (100..<200).contains(response.status)
     {
       return response
     }
-    guard let encoding = response.headers[.contentEncoding] else { return response }
     var response = response
     let body = response.body
     let declaredLength = response.headers[.contentLength].flatMap { Int($0) }

@@ -86,9 +86,7 @@ public struct RetryMiddleware: Middleware {
       else { return response }
       outcome = .success(response)
     } catch {
-      var failure = CourierError(error, request: first)
-      failure.attempts = max(failure.attempts, 1)
-      outcome = .failure(failure)
+      outcome = .failure(Self.failure(error, of: first, attempt: 1))
     }
     return try await retry(request, after: outcome, sent: first, policy: policy, next: next)
   }
@@ -140,11 +138,21 @@ public struct RetryMiddleware: Middleware {
         else { return response }
         outcome = .success(response)
       } catch {
-        var failure = CourierError(error, request: attemptRequest)
-        failure.attempts = max(failure.attempts, attempt)
-        outcome = .failure(failure)
+        outcome = .failure(Self.failure(error, of: attemptRequest, attempt: attempt))
       }
     }
+  }
+
+  /// What attempt number `attempt`, sent as `request`, threw, as a `CourierError` that names
+  /// that request and counts at least that many attempts.
+  private static func failure(
+    _ error: any Error, of request: Request, attempt: Int
+  )
+    -> CourierError
+  {
+    var failure = CourierError(error, request: request)
+    failure.attempts = max(failure.attempts, attempt)
+    return failure
   }
 
   /// The wait before the next attempt, or `nil` to end with `outcome` (whose error then says
