@@ -141,6 +141,22 @@ struct HTTPBinInteropTests {
     #expect(echo.authenticated == true)
   }
 
+  /// httpbin answers `401` with `WWW-Authenticate: Basic`, which URLSession on Linux raised
+  /// as a challenge and then never completed (found by a new user's check of this library).
+  @Test("/basic-auth without credentials is httpStatus 401 at once", arguments: Wire.allCases)
+  func basicAuthRefused(wire: Wire) async throws {
+    let client = try makeClient(wire)
+    let clock = ContinuousClock()
+    let started = clock.now
+    let error = await courierError {
+      _ = try await client.send(Endpoint<Echo>(.get, "basic-auth/courier/s3cret"))
+    }
+    #expect(clock.now - started < .seconds(10))
+    #expect(error?.kind == .httpStatus)
+    #expect(error?.status == 401)
+    #expect(error?.response?.headers["WWW-Authenticate"]?.hasPrefix("Basic") == true)
+  }
+
   @Test("/bytes/{n} and /drip deliver exactly n bytes", arguments: Wire.allCases)
   func bytes(wire: Wire) async throws {
     let client = try makeClient(wire)

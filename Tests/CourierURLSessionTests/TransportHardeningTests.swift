@@ -290,6 +290,56 @@ struct TransportHardeningTests {
     #expect(error?.kind == .corruptBody, "\(String(reflecting: error))")
   }
 
+  // MARK: Authentication challenges
+
+  #if canImport(FoundationNetworking)
+    /// A challenge for `127.0.0.1`'s Basic realm, proposing `credential`.
+    static func challenge(proposing credential: URLCredential?) -> URLAuthenticationChallenge {
+      final class Sender: NSObject, URLAuthenticationChallengeSender {
+        func use(_ credential: URLCredential, for challenge: URLAuthenticationChallenge) {}
+        func continueWithoutCredential(for challenge: URLAuthenticationChallenge) {}
+        func cancel(_ challenge: URLAuthenticationChallenge) {}
+        func performDefaultHandling(for challenge: URLAuthenticationChallenge) {}
+        func rejectProtectionSpaceAndContinue(with challenge: URLAuthenticationChallenge) {}
+      }
+      let space = URLProtectionSpace(
+        host: "127.0.0.1", port: 80, protocol: "http", realm: "api",
+        authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
+      return URLAuthenticationChallenge(
+        protectionSpace: space, proposedCredential: credential, previousFailureCount: 0,
+        failureResponse: nil, error: nil, sender: Sender())
+    }
+
+    /// The decision behind the wire test in `TransportConformanceTests` (a Basic challenge
+    /// with no credential ends with its `401`), for the case MockServer cannot raise here:
+    /// swift-corelibs-foundation did not find a credential stored for the realm in the
+    /// session's `URLCredentialStorage` (it proposed none), so a proposed credential is
+    /// given directly.
+    @Test("a challenge is declined unless a credential is proposed, and then only once")
+    func challengeDecisions() throws {
+      let request = Request(url: try #require(URL(string: "http://127.0.0.1/me")))
+      func observer() -> AttemptObserver {
+        AttemptObserver(
+          request: request, limit: 1 << 20, policy: .follow(), destination: nil,
+          controlQueue: DispatchQueue(label: "test"))
+      }
+      let none = observer()
+      #expect(none.challenge(Self.challenge(proposing: nil)) == .cancelAuthenticationChallenge)
+      #expect(none.state.withLock { $0.declinedChallenge })
+
+      let stored = URLCredential(user: "user", password: "pw", persistence: .forSession)
+      let proposed = observer()
+      proposed.state.withLock { $0.buffer = Data("first 401".utf8) }
+      #expect(proposed.challenge(Self.challenge(proposing: stored)) == .performDefaultHandling)
+      // The retried request's response replaces the first 401's body.
+      #expect(proposed.state.withLock { $0.buffer.isEmpty && !$0.declinedChallenge })
+      // Refused again: declined, and the second 401 is the answer.
+      #expect(
+        proposed.challenge(Self.challenge(proposing: stored)) == .cancelAuthenticationChallenge)
+      #expect(proposed.state.withLock { $0.declinedChallenge })
+    }
+  #endif
+
   // MARK: Shutdown
 
   @Test("a transport shut down while idle refuses to send")

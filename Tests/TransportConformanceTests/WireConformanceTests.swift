@@ -121,6 +121,35 @@ struct WireConformanceTests {
     #expect(error?.reason == "The requested content could not be found.")
   }
 
+  /// URLSession on Linux raises an authentication challenge for this response and, left to
+  /// its default handling with no credential, never ended the task (found against httpbin's
+  /// `/basic-auth`): the attempt must end with the `401` and its body, at once.
+  @Test(
+    "401 with WWW-Authenticate: Basic is httpStatus 401 with its body, not a hang",
+    arguments: TransportKind.wire)
+  func basicChallenge(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind, pipeline: .envelope(.codeZero))
+    defer { fixture.shutdown() }
+    fixture.server.enqueue(
+      MockResponse.json(#"{"code":40101,"msg":"token expired"}"#, status: 401)
+        .addingHeader("WWW-Authenticate", #"Basic realm="api""#))
+    fixture.server.enqueue(.json(#"{"code":0,"data":{"name":"Li","age":30}}"#))
+    let clock = ContinuousClock()
+    let started = clock.now
+    let error = await courierError {
+      try await fixture.client.send(Endpoint<Profile>(.get, "me"))
+    }
+    #expect(clock.now - started < .seconds(10))
+    #expect(error?.kind == .httpStatus)
+    #expect(error?.status == 401)
+    #expect(error?.code == "40101")
+    #expect(error?.serverMessage == "token expired")
+    #expect(error?.response?.headers["WWW-Authenticate"] == #"Basic realm="api""#)
+    // No credential was invented for the challenge, and the transport still works.
+    #expect(try await fixture.server.takeRequest().header("Authorization") == nil)
+    #expect(try await fixture.client.send(Endpoint<Profile>(.get, "me")).name == "Li")
+  }
+
   @Test("5 MB bodies go up and come down intact", arguments: TransportKind.wire)
   func largeBodies(kind: TransportKind) async throws {
     let fixture = try Fixture(kind)
