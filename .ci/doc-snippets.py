@@ -4,6 +4,10 @@ file that compiles only if the example does, for Tests/Consumer's DocSnippets ta
 
 Each example becomes the body of a function whose parameters are the values examples assume
 (`client`, `base`, `server`, ...); types they assume (`User`, ...) are in Prelude.swift.
+An example that shows its own `import` lines is a file a reader copies as it is: it gets
+exactly those imports (and only the parameters whose types they make visible), so an example
+that needs a module it does not import fails here as it would for the reader. One without
+imports is a fragment and gets Courier, CourierTesting and Foundation.
 A block that starts with `// swift-tools-version` is a manifest: it is written to
 `manifests/` instead, for `swift package dump-package`. A block that imports a package
 Courier cannot fetch here (`import Logging`: the swift-log adapter) is counted and skipped.
@@ -39,11 +43,26 @@ readme = (repo / "README.md").read_text(encoding="utf-8")
 for match in re.finditer(r"```swift\n(.*?)```", readme, re.S):
     blocks.append((f"README.md:{readme[: match.start()].count(chr(10)) + 2}", match.group(1)))
 
-PARAMETERS = """
-    base: URL, url: URL, transport: any Transport, client: Client, stub: StubTransport,
-    server: MockServer, phone: String, id: Int, backoff: Duration,
-    clock: any Clock<Duration>, key: SymmetricKey
-"""
+# Each assumed value with its type and the modules, any one of which makes the type visible.
+CORE = {"Courier", "CourierCore"}
+PARAMETERS = [
+    ("base: URL", CORE | {"Foundation"}),
+    ("url: URL", CORE | {"Foundation"}),
+    ("transport: any Transport", CORE),
+    ("client: Client", CORE),
+    ("stub: StubTransport", {"CourierTesting"}),
+    ("server: MockServer", {"CourierTesting"}),
+    ("phone: String", None),
+    ("id: Int", None),
+    ("backoff: Duration", None),
+    ("clock: any Clock<Duration>", None),
+    ("key: SymmetricKey", None),
+]
+# What a fragment without imports of its own is compiled with.
+FRAGMENT_IMPORTS = (
+    "import Courier\nimport CourierTesting\nimport Foundation\n"
+    "#if canImport(FoundationNetworking)\n  import FoundationNetworking\n#endif\n"
+)
 count = 0
 skipped = []
 for index, (origin, code) in enumerate(blocks):
@@ -61,12 +80,19 @@ for index, (origin, code) in enumerate(blocks):
         if not re.match(r"^import \w+$", line.strip())
     )
     testing = "import Testing\n" if "#expect" in code or "#require" in code else ""
+    own = re.findall(r"^\s*import (\w+)\s*$", code, re.M)
+    if own:
+        imports = "".join(f"import {module}\n" for module in own)
+        visible = set(own)
+    else:
+        imports = FRAGMENT_IMPORTS
+        visible = CORE | {"CourierTesting", "Foundation"}
+    parameters = ", ".join(
+        declaration for declaration, modules in PARAMETERS if modules is None or modules & visible
+    )
     source = (
-        f"// {origin}\n"
-        "import Courier\nimport CourierTesting\nimport Foundation\n"
-        f"{testing}"
-        "#if canImport(FoundationNetworking)\n  import FoundationNetworking\n#endif\n\n"
-        f"enum Snippet{index} {{\n  static func run({PARAMETERS}  ) async throws {{\n"
+        f"// {origin}\n{imports}{testing}\n"
+        f"enum Snippet{index} {{\n  static func run({parameters}) async throws {{\n"
         f"{body}\n  }}\n}}\n"
     )
     (output / f"Snippet{index}.swift").write_text(source, encoding="utf-8")
