@@ -40,13 +40,13 @@ public struct CurlError: Error, Sendable, Hashable, CustomStringConvertible {
 /// | `OPERATION_TIMEDOUT` (28) — also the idle limit | ``CourierError/Kind/timedOut`` |
 /// | `PARTIAL_FILE` (18), `GOT_NOTHING` (52), `SEND_ERROR` (55), `RECV_ERROR` (56), `HTTP2` (16), `HTTP2_STREAM` (92), `HTTP3` (95) | ``CourierError/Kind/connectionLost`` |
 /// | `SSL_CONNECT_ERROR` (35), `SSL_ENGINE_NOTFOUND` (53), `SSL_ENGINE_SETFAILED` (54), `SSL_CERTPROBLEM` (58), `SSL_CIPHER` (59), `PEER_FAILED_VERIFICATION` (60), `USE_SSL_FAILED` (64), `SSL_ENGINE_INITFAILED` (66), `SSL_CACERT_BADFILE` (77), `SSL_SHUTDOWN_FAILED` (80), `SSL_CRL_BADFILE` (82), `SSL_ISSUER_ERROR` (83), `SSL_PINNEDPUBKEYNOTMATCH` (90), `SSL_INVALIDCERTSTATUS` (91), `SSL_CLIENTCERT` (98) | ``CourierError/Kind/secureConnectionFailed`` |
-/// | `WEIRD_SERVER_REPLY` (8), `HTTP_RETURNED_ERROR` (22), `TOO_MANY_REDIRECTS` (47), `CHUNK_FAILED` (88) | ``CourierError/Kind/badResponse`` |
+/// | `WEIRD_SERVER_REPLY` (8, also a `Content-Length` that is not a number), `HTTP_RETURNED_ERROR` (22), `OUT_OF_MEMORY` (27: how libcurl 7.88 rejects a response header line over 100 KB), `TOO_MANY_REDIRECTS` (47), `CHUNK_FAILED` (88) | ``CourierError/Kind/badResponse`` |
 /// | `BAD_CONTENT_ENCODING` (61) | ``CourierError/Kind/corruptBody`` |
 /// | `FILESIZE_EXCEEDED` (63); `WRITE_ERROR` (23) when the body limit stopped the transfer | ``CourierError/Kind/bodyTooLarge`` |
 /// | `ABORTED_BY_CALLBACK` (42) | ``CourierError/Kind/cancelled`` |
 /// | `UNSUPPORTED_PROTOCOL` (1), `URL_MALFORMAT` (3), `READ_ERROR` (26, the file body could not be read), `FILE_COULDNT_READ_FILE` (37), `BAD_FUNCTION_ARGUMENT` (43), `UNKNOWN_OPTION` (48), `SETOPT_OPTION_SYNTAX` (49), `SEND_FAIL_REWIND` (65), `LOGIN_DENIED` (67), `AUTH_ERROR` (94) | ``CourierError/Kind/invalidRequest`` |
 /// | `UNSUPPORTED_PROTOCOL` (1) with the detail "Unsupported response code in HTTP response" or "Received HTTP/0.9" (a status line that is not HTTP), `RECV_ERROR` (56) with a detail ending "in chunked-encoding" (a broken chunk-size line) | ``CourierError/Kind/badResponse`` (see ``kind(forCode:detail:)``) |
-/// | every other code: `FAILED_INIT` (2), `NOT_BUILT_IN` (4), `OUT_OF_MEMORY` (27), `WRITE_ERROR` (23) otherwise, `AGAIN` (81), `RECURSIVE_API_CALL` (93), `UNRECOVERABLE_POLL` (99), the FTP, TFTP, LDAP, SSH and RTSP codes, and codes newer than libcurl 7.88 | ``CourierError/Kind/transport`` |
+/// | every other code: `FAILED_INIT` (2), `NOT_BUILT_IN` (4), `WRITE_ERROR` (23) otherwise, `AGAIN` (81), `RECURSIVE_API_CALL` (93), `UNRECOVERABLE_POLL` (99), the FTP, TFTP, LDAP, SSH and RTSP codes, and codes newer than libcurl 7.88 | ``CourierError/Kind/transport`` |
 public enum CurlErrorMapping {
   /// The kind for a `CURLcode` given as its number.
   public static func kind(forCode code: Int) -> CourierError.Kind {
@@ -56,7 +56,7 @@ public enum CurlErrorMapping {
     case 28: .timedOut
     case 16, 18, 52, 55, 56, 92, 95: .connectionLost
     case 35, 53, 54, 58, 59, 60, 64, 66, 77, 80, 82, 83, 90, 91, 98: .secureConnectionFailed
-    case 8, 22, 47, 88: .badResponse
+    case 8, 22, 27, 47, 88: .badResponse
     case 61: .corruptBody
     case 63: .bodyTooLarge
     case 42: .cancelled

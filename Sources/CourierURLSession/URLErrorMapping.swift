@@ -53,6 +53,9 @@ public enum URLErrorMapping {
         return .connectionLost
       }
       if message.contains("content unencoding") { return .corruptBody }
+      if LibcurlDetail.isInvalidContentLength(message) || LibcurlDetail.isOutOfMemory(message) {
+        return .badResponse
+      }
     }
     return kind(for: error.code)
   }

@@ -18,7 +18,7 @@ struct CurlTransportTests {
   func errorTable() {
     let expected: [Int: CourierError.Kind] = [
       5: .cannotFindHost, 6: .cannotFindHost, 7: .cannotConnect, 8: .badResponse,
-      18: .connectionLost, 23: .transport, 26: .invalidRequest, 28: .timedOut,
+      18: .connectionLost, 23: .transport, 26: .invalidRequest, 27: .badResponse, 28: .timedOut,
       35: .secureConnectionFailed, 42: .cancelled, 47: .badResponse, 52: .connectionLost,
       55: .connectionLost, 56: .connectionLost, 60: .secureConnectionFailed, 61: .corruptBody,
       63: .bodyTooLarge, 77: .secureConnectionFailed, 90: .secureConnectionFailed,

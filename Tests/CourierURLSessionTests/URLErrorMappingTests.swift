@@ -30,6 +30,15 @@ struct URLErrorMappingTests {
     #expect(URLErrorMapping.kind(for: error(.unknown, "something else")) == .transport)
   }
 
+  @Test("a Content-Length that is not a number, and a header line over 100 KB, are badResponse")
+  func rejectedResponseHead() {
+    #expect(
+      URLErrorMapping.kind(for: error(.unknown, "Invalid Content-Length: value")) == .badResponse)
+    // libcurl 7.88's words for a header line over CURL_MAX_HTTP_HEADER.
+    #expect(URLErrorMapping.kind(for: error(.unknown, "Out of memory")) == .badResponse)
+    #expect(URLErrorMapping.kind(for: error(.unknown, "Out of memory soon")) == .transport)
+  }
+
   @Test("an empty reply is connectionLost, as CurlTransport reports it")
   func emptyReply() {
     let empty = error(.badServerResponse, "Empty reply from server")

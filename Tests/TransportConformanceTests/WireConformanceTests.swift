@@ -150,6 +150,23 @@ struct WireConformanceTests {
     #expect(try await fixture.client.send(Endpoint<Profile>(.get, "me")).name == "Li")
   }
 
+  /// libcurl 7.88 stops at a header line over 100 KB and calls it "Out of memory"; both
+  /// transports report the server's fault, not a network error (found by a new user's
+  /// hostile-server check: kind `transport` on both before).
+  @Test("a response header line over 100 KB is badResponse", arguments: TransportKind.wire)
+  func hugeHeaderLine(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    fixture.server.enqueue(
+      MockResponse.text("{}").addingHeader("X-Big", String(repeating: "a", count: 200_000)))
+    fixture.server.enqueue(.text("fine"))
+    let error = await courierError {
+      _ = try await fixture.client.send(Endpoint<Data>(.get, "big"))
+    }
+    #expect(error?.kind == .badResponse, "\(String(reflecting: error))")
+    #expect(try await fixture.client.send(Endpoint<String>(.get, "next")) == "fine")
+  }
+
   @Test("5 MB bodies go up and come down intact", arguments: TransportKind.wire)
   func largeBodies(kind: TransportKind) async throws {
     let fixture = try Fixture(kind)

@@ -13,4 +13,19 @@ package enum LibcurlDetail {
   package static func isBrokenChunking(_ detail: String) -> Bool {
     detail.contains("in chunked-encoding")
   }
+
+  /// A `Content-Length` that is not a number or is negative ("Invalid Content-Length:
+  /// value"). `CurlTransport` gets it with `WEIRD_SERVER_REPLY`; URLSession passes it on as
+  /// `URLError` -1, "unknown".
+  package static func isInvalidContentLength(_ detail: String) -> Bool {
+    detail.contains("Invalid Content-Length")
+  }
+
+  /// libcurl 7.88's only words for a response header line over 100 KB
+  /// (`CURL_MAX_HTTP_HEADER`): `OUT_OF_MEMORY`, "Out of memory", with no detail of its own.
+  /// A real allocation failure reads the same, and on Linux, which overcommits memory, is far
+  /// rarer than a server sending such a line.
+  package static func isOutOfMemory(_ detail: String) -> Bool {
+    detail == "Out of memory"
+  }
 }
