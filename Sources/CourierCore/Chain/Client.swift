@@ -180,7 +180,9 @@ public final class Client: Sendable {
       let context =
         try response.validated?.context(
           for: response, pipeline: pipeline, overrides: endpoint.overrides)
-        ?? pipeline.validate(response, overrides: endpoint.overrides)
+        ?? pipeline.validate(
+          JSONCharset.reencodedAsUTF8(response, limit: pipeline.maximumDecodedBodySize),
+          overrides: endpoint.overrides)
       return try pipeline.decode(
         context, decoding: endpoint.decoding, decoder: endpoint.decoder ?? decoder)
     } catch {

@@ -32,6 +32,7 @@ public struct ResponseValidation: Middleware {
   {
     var response = try await next(request)
     guard let plan = request.attributes[ResponseValidationAttribute.self] else { return response }
+    JSONCharset.reencodeAsUTF8(&response, limit: plan.pipeline.maximumDecodedBodySize)
     let context = try plan.pipeline.validate(response, overrides: plan.overrides)
     response.validated = ValidatedPayload(context)
     return response
