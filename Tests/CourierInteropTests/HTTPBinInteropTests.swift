@@ -143,15 +143,14 @@ struct HTTPBinInteropTests {
 
   /// httpbin answers `401` with `WWW-Authenticate: Basic`, which URLSession on Linux raised
   /// as a challenge and then never completed (found by a new user's check of this library).
-  @Test("/basic-auth without credentials is httpStatus 401 at once", arguments: Wire.allCases)
+  @Test(
+    "/basic-auth without credentials is httpStatus 401, not a hang or a timeout",
+    arguments: Wire.allCases)
   func basicAuthRefused(wire: Wire) async throws {
     let client = try makeClient(wire)
-    let clock = ContinuousClock()
-    let started = clock.now
     let error = await courierError {
       _ = try await client.send(Endpoint<Echo>(.get, "basic-auth/courier/s3cret"))
     }
-    #expect(clock.now - started < .seconds(10))
     #expect(error?.kind == .httpStatus)
     #expect(error?.status == 401)
     #expect(error?.response?.headers["WWW-Authenticate"]?.hasPrefix("Basic") == true)

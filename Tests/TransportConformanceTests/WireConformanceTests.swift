@@ -123,7 +123,8 @@ struct WireConformanceTests {
 
   /// URLSession on Linux raises an authentication challenge for this response and, left to
   /// its default handling with no credential, never ended the task (found against httpbin's
-  /// `/basic-auth`): the attempt must end with the `401` and its body, at once.
+  /// `/basic-auth`): the attempt must end with the `401` and its body. A hang fails on the
+  /// suite's time limit (no wall-clock bound here: the whole suite shares two cores).
   @Test(
     "401 with WWW-Authenticate: Basic is httpStatus 401 with its body, not a hang",
     arguments: TransportKind.wire)
@@ -134,12 +135,9 @@ struct WireConformanceTests {
       MockResponse.json(#"{"code":40101,"msg":"token expired"}"#, status: 401)
         .addingHeader("WWW-Authenticate", #"Basic realm="api""#))
     fixture.server.enqueue(.json(#"{"code":0,"data":{"name":"Li","age":30}}"#))
-    let clock = ContinuousClock()
-    let started = clock.now
     let error = await courierError {
       try await fixture.client.send(Endpoint<Profile>(.get, "me"))
     }
-    #expect(clock.now - started < .seconds(10))
     #expect(error?.kind == .httpStatus)
     #expect(error?.status == 401)
     #expect(error?.code == "40101")
