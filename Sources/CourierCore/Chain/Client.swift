@@ -174,23 +174,38 @@ public final class Client: Sendable {
   public func decode<Value>(
     _ response: Response, for endpoint: Endpoint<Value>
   ) throws(CourierError) -> Value {
+    let pipeline = endpoint.pipeline ?? self.pipeline
     do {
-      let pipeline = endpoint.pipeline ?? self.pipeline
-      // Checked inside the chain already (ResponseValidation): decode what it found.
-      let context =
-        try response.validated?.context(
-          for: response, pipeline: pipeline, overrides: endpoint.overrides)
-        ?? pipeline.validate(
-          JSONCharset.reencodedAsUTF8(response, limit: pipeline.maximumDecodedBodySize),
-          overrides: endpoint.overrides)
-      return try pipeline.decode(
-        context, decoding: endpoint.decoding, decoder: endpoint.decoder ?? decoder)
+      do {
+        return try decodeOnce(response, for: endpoint, pipeline: pipeline)
+      } catch {
+        // A JSON body in a legacy charset that JSONDecoder could not read: once more, as
+        // UTF-8 (see JSONCharset).
+        guard
+          let reencoded = JSONCharset.reencodedAsUTF8(
+            response, limit: pipeline.maximumDecodedBodySize)
+        else { throw error }
+        return try decodeOnce(reencoded, for: endpoint, pipeline: pipeline)
+      }
     } catch {
       var failure = CourierError(error, request: response.request)
       if failure.response == nil { failure.response = response }
       failure.attempts = max(failure.attempts, response.attempts)
       throw localized(failure)
     }
+  }
+
+  /// The pipeline's checks (or what ``ResponseValidation`` found inside the chain) and the
+  /// endpoint's decoding, once.
+  private func decodeOnce<Value>(
+    _ response: Response, for endpoint: Endpoint<Value>, pipeline: ResponsePipeline
+  ) throws -> Value {
+    let context =
+      try response.validated?.context(
+        for: response, pipeline: pipeline, overrides: endpoint.overrides)
+      ?? pipeline.validate(response, overrides: endpoint.overrides)
+    return try pipeline.decode(
+      context, decoding: endpoint.decoding, decoder: endpoint.decoder ?? decoder)
   }
 
   /// Cancels every request this client has in flight. Each fails with kind

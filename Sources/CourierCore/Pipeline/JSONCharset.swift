@@ -1,31 +1,34 @@
 import Foundation
 
-/// Re-encodes as UTF-8 a JSON body whose `Content-Type` names another charset, before the
-/// response pipeline reads it.
+/// Re-encodes as UTF-8 a JSON body whose `Content-Type` names another charset, when the
+/// response pipeline could not read it as it came.
 ///
 /// RFC 8259 §8.1 has JSON exchanged between systems in UTF-8, and `JSONDecoder` reads only
 /// Unicode, but older back ends send `application/json; charset=GBK` (or `ISO-8859-1`,
-/// `Big5`, `Shift_JIS`): the envelope scanner and the decoder would reject every such body
-/// as not UTF-8. AFNetworking's JSON serializer converted such bodies by the response's text
-/// encoding; this does the same, with ``TextCharset``'s decoders, for JSON media types only
-/// (`application/json`, `text/json`, `…+json`).
+/// `Big5`, `Shift_JIS`): the envelope scanner and the decoder reject every such body as not
+/// UTF-8. AFNetworking's JSON serializer converted such bodies by the response's text
+/// encoding; Courier does the same, with ``TextCharset``'s decoders, for JSON media types only
+/// (`application/json`, `text/json`, `…+json`), and only after a check or the decoding failed,
+/// so a response that passes costs nothing more.
 ///
-/// Bytes that are already valid UTF-8 are left as they are whatever the label says: a label
-/// that does not match its body is far more common than a body in a legacy charset that
-/// happens to be valid UTF-8 (GBK text almost never is). A body that is not valid in the
-/// named charset is left too, so the decoder reports it. After re-encoding, `Content-Type`
-/// says `charset=utf-8` and `Content-Length` (when present) the new size, so every later stage
-/// and the response handed back see the truth.
+/// Bytes that are valid UTF-8 are left as they are whatever the label says (a label that does
+/// not match its body is far more common than a legacy-charset body that happens to be valid
+/// UTF-8; GBK text almost never is), and so are bytes that are not valid in the named charset:
+/// the first failure stands. The re-encoded response says `charset=utf-8` in `Content-Type`
+/// and its new size in `Content-Length` (when it had one), so every later stage sees the
+/// truth.
 enum JSONCharset {
-  /// Re-encodes `response`'s body as described above, when it is a JSON body of at most
-  /// `limit` bytes in a charset other than UTF-8.
-  static func reencodeAsUTF8(_ response: inout Response, limit: Int) {
+  /// `response` with its JSON body re-encoded as UTF-8 as described above, or `nil` when that
+  /// does not apply: no legacy charset, not JSON, already UTF-8, over `limit` bytes, or not
+  /// valid in the charset.
+  static func reencodedAsUTF8(_ response: Response, limit: Int) -> Response? {
     guard let contentType = response.headers[.contentType],
       let charset = legacyCharset(of: contentType),
       !response.body.isEmpty, response.body.count <= limit,
       String(validating: response.body, as: UTF8.self) == nil,
       let text = charset.decode(response.body)
-    else { return }
+    else { return nil }
+    var response = response
     let body = Data(text.utf8)
     let mediaType = contentType.prefix { $0 != ";" }.trimmingCharacters(in: .whitespaces)
     response.headers.set(.contentType, trustedValue: mediaType + "; charset=utf-8")
@@ -33,12 +36,8 @@ enum JSONCharset {
       response.headers.set(.contentLength, trustedValue: String(body.count))
     }
     response.body = body
-  }
-
-  /// `response` with its body re-encoded as ``reencodeAsUTF8(_:limit:)`` does.
-  static func reencodedAsUTF8(_ response: Response, limit: Int) -> Response {
-    var response = response
-    reencodeAsUTF8(&response, limit: limit)
+    // What the pipeline found in the body as it came does not hold for the new one.
+    response.validated = nil
     return response
   }
 

@@ -32,8 +32,19 @@ public struct ResponseValidation: Middleware {
   {
     var response = try await next(request)
     guard let plan = request.attributes[ResponseValidationAttribute.self] else { return response }
-    JSONCharset.reencodeAsUTF8(&response, limit: plan.pipeline.maximumDecodedBodySize)
-    let context = try plan.pipeline.validate(response, overrides: plan.overrides)
+    let context: ResponseContext
+    do {
+      context = try plan.pipeline.validate(response, overrides: plan.overrides)
+    } catch {
+      // A JSON body in a legacy charset fails the envelope's UTF-8 check: checked once more
+      // as UTF-8, and handed on re-encoded (see JSONCharset).
+      guard
+        let reencoded = JSONCharset.reencodedAsUTF8(
+          response, limit: plan.pipeline.maximumDecodedBodySize)
+      else { throw error }
+      response = reencoded
+      context = try plan.pipeline.validate(response, overrides: plan.overrides)
+    }
     response.validated = ValidatedPayload(context)
     return response
   }
