@@ -53,7 +53,9 @@ public enum URLErrorMapping {
         return .connectionLost
       }
       if message.contains("content unencoding") { return .corruptBody }
-      if LibcurlDetail.isInvalidContentLength(message) || LibcurlDetail.isOutOfMemory(message) {
+      if LibcurlDetail.isInvalidContentLength(message) || LibcurlDetail.isOutOfMemory(message)
+        || LibcurlDetail.isRefusedResponseHead(message)
+      {
         return .badResponse
       }
     }

@@ -37,6 +37,8 @@ struct URLErrorMappingTests {
     // libcurl 7.88's words for a header line over CURL_MAX_HTTP_HEADER.
     #expect(URLErrorMapping.kind(for: error(.unknown, "Out of memory")) == .badResponse)
     #expect(URLErrorMapping.kind(for: error(.unknown, "Out of memory soon")) == .transport)
+    // URLSession's own parser refusing `HTTP/1.1 200` (no reason phrase).
+    #expect(URLErrorMapping.kind(for: error(.unknown, "Failed writing header")) == .badResponse)
   }
 
   @Test("an empty reply is connectionLost, as CurlTransport reports it")

@@ -21,6 +21,13 @@ package enum LibcurlDetail {
     detail.contains("Invalid Content-Length")
   }
 
+  /// URLSession on Linux refusing a response head its own parser cannot read, such as a
+  /// status line without a reason phrase (`HTTP/1.1 200`, which RFC 9112 allows): its header
+  /// callback fails, and libcurl reports "Failed writing header".
+  package static func isRefusedResponseHead(_ detail: String) -> Bool {
+    detail == "Failed writing header"
+  }
+
   /// libcurl 7.88's only words for a response header line over 100 KB
   /// (`CURL_MAX_HTTP_HEADER`): `OUT_OF_MEMORY`, "Out of memory", with no detail of its own.
   /// A real allocation failure reads the same, and on Linux, which overcommits memory, is far
