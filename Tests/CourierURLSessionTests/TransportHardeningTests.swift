@@ -340,6 +340,32 @@ struct TransportHardeningTests {
     }
   #endif
 
+  // MARK: What FoundationNetworking does to the process
+
+  #if canImport(FoundationNetworking)
+    /// Pins a crash inside FoundationNetworking that no delegate or transport can prevent: a
+    /// chunked response that ends with trailer fields (legal HTTP/1.1) stops the process with
+    /// "Transfer completed, but there's no response" (swift-corelibs-foundation #5285). The
+    /// README tells users to send to servers they do not control with `CurlTransport`, which
+    /// reads trailers (`WireConformanceTests`). When this test fails, FoundationNetworking was
+    /// fixed: run the conformance case for both transports and update the README.
+    @Test("FoundationNetworking still ends the process on a chunked response with trailers")
+    func trailersEndTheProcess() async {
+      let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+        do {
+          let server = try MockServer()
+          server.enqueue(MockResponse.text("body").addingTrailer("X-Checksum", "c0ffee"))
+          let transport = URLSessionTransport()
+          _ = try await transport.send(Request(url: server.url("t")))
+        } catch {
+          // An error, rather than the crash, is a change too: the child exits successfully.
+        }
+      }
+      let output = result.map { String(decoding: $0.standardErrorContent, as: UTF8.self) } ?? ""
+      #expect(output.contains("Transfer completed, but there's no response"), "\(output)")
+    }
+  #endif
+
   // MARK: Shutdown
 
   @Test("a transport shut down while idle refuses to send")

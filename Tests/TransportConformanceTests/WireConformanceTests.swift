@@ -191,6 +191,21 @@ struct WireConformanceTests {
     #expect(try await fixture.client.send(Endpoint<Data>(.get, "chunked")) == payload)
   }
 
+  /// Only CurlTransport: FoundationNetworking crashes the process on trailer fields (pinned
+  /// by an exit test in `TransportHardeningTests`).
+  @Test("a chunked response with trailer fields arrives whole", arguments: [TransportKind.curl])
+  func chunkedTrailers(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    fixture.server.enqueue(
+      MockResponse.json(#"{"name":"Li","age":30}"#).addingTrailer("X-Checksum", "c0ffee"))
+    fixture.server.enqueue(.text("next"))
+    #expect(
+      try await fixture.client.send(Endpoint<Profile>(.get, "t")) == Profile(name: "Li", age: 30))
+    // The connection is still usable after the trailer section.
+    #expect(try await fixture.client.send(Endpoint<String>(.get, "n")) == "next")
+  }
+
   @Test("a file body is streamed from disk", arguments: TransportKind.wire)
   func fileBody(kind: TransportKind) async throws {
     let fixture = try Fixture(kind)

@@ -22,6 +22,9 @@ public struct MockResponse: Sendable {
   public var body: Data
   /// Send the body with `Transfer-Encoding: chunked` instead of `Content-Length`.
   public var chunked: Bool
+  /// Trailer fields sent after the last chunk of a ``chunked`` body (RFC 9112 §7.1.2), in
+  /// order; ignored without ``chunked``. Default: none.
+  public var trailers: [MockHeader] = []
   /// How long to wait before writing the response head.
   ///
   /// The wait ends early, without a response, if the client closes the connection or the
@@ -83,6 +86,14 @@ public struct MockResponse: Sendable {
   public func addingHeader(_ name: String, _ value: String) -> MockResponse {
     var copy = self
     copy.headers.append(MockHeader(name: name, value: value))
+    return copy
+  }
+
+  /// This response sent chunked, with `name: value` appended to its trailer fields.
+  public func addingTrailer(_ name: String, _ value: String) -> MockResponse {
+    var copy = self
+    copy.chunked = true
+    copy.trailers.append(MockHeader(name: name, value: value))
     return copy
   }
 

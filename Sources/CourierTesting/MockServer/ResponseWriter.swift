@@ -48,7 +48,9 @@ struct ResponseWriter {
     let body = response.body
     let length = min(bodyBytes ?? body.count, body.count)
     if chunked {
-      appendChunks(of: body.prefix(length), to: &message, terminate: bodyBytes == nil)
+      appendChunks(
+        of: body.prefix(length), to: &message, terminate: bodyBytes == nil,
+        trailers: response.trailers)
       return Socket.sendAll(fd, message)
     }
     if length <= Self.coalesceLimit {
@@ -83,7 +85,9 @@ struct ResponseWriter {
       guard Socket.sendAll(fd, message) else { return false }
       offset += data.count
     }
-    if chunked && bodyBytes == nil { return Socket.sendAll(fd, Array("0\r\n\r\n".utf8)) }
+    if chunked && bodyBytes == nil {
+      return Socket.sendAll(fd, Self.lastChunk(trailers: response.trailers))
+    }
     return true
   }
 
@@ -158,8 +162,10 @@ struct ResponseWriter {
     head.append(contentsOf: Self.crlf)
   }
 
-  /// Appends `body` in chunked coding, with the last-chunk and empty trailer if `terminate`.
-  func appendChunks(of body: Data, to message: inout [UInt8], terminate: Bool) {
+  /// Appends `body` in chunked coding, with the last chunk and `trailers` if `terminate`.
+  func appendChunks(
+    of body: Data, to message: inout [UInt8], terminate: Bool, trailers: [MockHeader] = []
+  ) {
     message.reserveCapacity(message.count + body.count + (body.count / Self.chunkSize + 2) * 12)
     var offset = body.startIndex
     while offset < body.endIndex {
@@ -171,7 +177,17 @@ struct ResponseWriter {
       offset = next
     }
     if terminate {
-      message.append(contentsOf: "0\r\n\r\n".utf8)
+      message.append(contentsOf: Self.lastChunk(trailers: trailers))
     }
+  }
+
+  /// The last chunk, the trailer fields and the empty line that ends a chunked body.
+  static func lastChunk(trailers: [MockHeader]) -> [UInt8] {
+    var bytes = Array("0\r\n".utf8)
+    for field in trailers {
+      bytes.append(contentsOf: "\(field.name): \(field.value)\r\n".utf8)
+    }
+    bytes.append(contentsOf: crlf)
+    return bytes
   }
 }
