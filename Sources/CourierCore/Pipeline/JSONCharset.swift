@@ -23,14 +23,13 @@ enum JSONCharset {
   /// valid in the charset.
   static func reencodedAsUTF8(_ response: Response, limit: Int) -> Response? {
     guard let contentType = response.headers[.contentType],
-      let charset = legacyCharset(of: contentType),
+      let (charset, mediaType) = legacyCharset(of: contentType),
       !response.body.isEmpty, response.body.count <= limit,
       String(validating: response.body, as: UTF8.self) == nil,
       let text = charset.decode(response.body)
     else { return nil }
     var response = response
     let body = Data(text.utf8)
-    let mediaType = contentType.prefix { $0 != ";" }.trimmingCharacters(in: .whitespaces)
     response.headers.set(.contentType, trustedValue: mediaType + "; charset=utf-8")
     if response.headers.contains(.contentLength) {
       response.headers.set(.contentLength, trustedValue: String(body.count))
@@ -41,12 +40,13 @@ enum JSONCharset {
     return response
   }
 
-  /// The charset a JSON `Content-Type` names, when it is one to convert from: `nil` for no
-  /// charset (UTF-8), UTF-8 itself, US-ASCII (a subset), unknown names and other media types.
+  /// The charset a JSON `Content-Type` names, when it is one to convert from, with the media
+  /// type as written: `nil` for no charset (UTF-8), UTF-8 itself, US-ASCII (a subset),
+  /// unknown names and other media types.
   ///
   /// Cheap for the usual values: without a `;` there is no parameter to read, a value that
   /// mentions `utf-8` or `utf8` names UTF-8, and nothing is allocated until neither holds.
-  static func legacyCharset(of contentType: String) -> TextCharset? {
+  static func legacyCharset(of contentType: String) -> (TextCharset, mediaType: String)? {
     guard contentType.utf8.contains(UInt8(ascii: ";")), !mentionsUTF8(contentType),
       let label = TextCharset.charsetParameter(in: contentType),
       let charset = TextCharset.named(label)
@@ -56,12 +56,12 @@ enum JSONCharset {
     default: break
     }
     let mediaType = contentType.prefix { $0 != ";" }.trimmingCharacters(in: .whitespaces)
-      .lowercased()
+    let lowercased = mediaType.lowercased()
     guard
-      mediaType == "application/json" || mediaType == "text/json"
-        || mediaType.hasSuffix("+json")
+      lowercased == "application/json" || lowercased == "text/json"
+        || lowercased.hasSuffix("+json")
     else { return nil }
-    return charset
+    return (charset, mediaType)
   }
 
   /// Whether `value` contains `utf-8` or `utf8`, in any case.
