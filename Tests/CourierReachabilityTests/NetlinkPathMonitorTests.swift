@@ -178,13 +178,34 @@
     )
     func cleanStop() async {
       // In a child process, where no concurrently running test opens or closes descriptors or
-      // threads between the measurements, so the totals can be compared exactly.
-      let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
-        exit(cleanStopScenario())
+      // threads between the measurements, so the totals can be compared exactly. The child
+      // gives its verdict as exit code 42 (clean) or 43 (with the difference on standard
+      // error). Any other end, with nothing on standard error, means the child never reached a
+      // verdict: seen once in CI (status 1 and no output at all) while other exit tests' child
+      // processes, which inherit every descriptor the test process has open without
+      // close-on-exec, held pipes the suite was blocked reading. Such a run is repeated, at
+      // most three times; a verdict is never repeated.
+      for attempt in 1...3 {
+        let result = await #expect(
+          processExitsWith: .failure, observing: [\.exitStatus, \.standardErrorContent]
+        ) {
+          exit(cleanStopScenario() == 0 ? 42 : 43)
+        }
+        let report = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        print(report)
+        switch result?.exitStatus {
+        case .exitCode(42)?:
+          #expect(report.contains("round 3: +4 descriptors while running, 0 after stop"))
+          return
+        case .exitCode(43)?:
+          Issue.record("the monitor left descriptors or threads behind: \(report)")
+          return
+        default:
+          let status = String(describing: result?.exitStatus)
+          print("attempt \(attempt): no verdict from the child (\(status))")
+        }
       }
-      let report = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-      print(report)
-      #expect(report.contains("round 3: +4 descriptors while running, 0 after stop"))
+      Issue.record("three child processes ended without a verdict")
     }
   }
 
