@@ -61,7 +61,8 @@ let package = Package(
       dependencies: ["CourierCore", "CCourierCurl"],
       swiftSettings: strictSettings
     ),
-    // The rtnetlink types and macros Glibc's module lacks, for the Linux path monitor.
+    // The rtnetlink types and macros Glibc's module lacks, for the Linux path monitor, and the
+    // few _GNU_SOURCE calls (setns, pipe2, accept4) that Courier's Linux code needs.
     .target(name: "CCourierNetlink"),
     .target(
       name: "CourierReachability",
@@ -77,7 +78,7 @@ let package = Package(
     ),
     .target(
       name: "CourierTesting",
-      dependencies: ["CourierCore", "CourierReachability"],
+      dependencies: ["CourierCore", "CourierReachability", "CCourierNetlink"],
       swiftSettings: strictSettings
     ),
 

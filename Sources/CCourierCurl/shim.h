@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <unistd.h>
+#include <sys/socket.h>
 #if defined(__linux__)
 #include <sys/eventfd.h>
 #endif
@@ -50,6 +51,30 @@ static inline CURLcode courier_curl_easy_setopt_seek_callback(
 static inline CURLcode courier_curl_easy_setopt_xferinfo_callback(
     CURL *handle, CURLoption option, curl_xferinfo_callback callback) {
   return curl_easy_setopt(handle, option, callback);
+}
+
+// MARK: Sockets that child processes do not inherit
+
+/// libcurl's `CURLOPT_OPENSOCKETFUNCTION` for CourierCurl: the socket libcurl would open
+/// (`socket(family, socktype, protocol)`, which libcurl 7.88 does without close-on-exec),
+/// opened with `SOCK_CLOEXEC` where the system has it, so a process the application spawns
+/// never inherits a connection. Returns `CURL_SOCKET_BAD` when `socket` fails.
+static curl_socket_t courier_curl_open_socket(
+    void *context, curlsocktype purpose, struct curl_sockaddr *address) {
+  (void)context;
+  (void)purpose;
+#if defined(SOCK_CLOEXEC)
+  return socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+#else
+  int descriptor = socket(address->family, address->socktype, address->protocol);
+  if (descriptor >= 0) fcntl(descriptor, F_SETFD, FD_CLOEXEC);
+  return descriptor;
+#endif
+}
+
+/// Sets ``courier_curl_open_socket`` as the handle's `CURLOPT_OPENSOCKETFUNCTION`.
+static inline CURLcode courier_curl_easy_open_sockets_close_on_exec(CURL *handle) {
+  return curl_easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, courier_curl_open_socket);
 }
 
 // MARK: curl_easy_getinfo

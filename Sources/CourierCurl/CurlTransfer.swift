@@ -136,6 +136,7 @@ final class CurlTransfer {
   private func configureShared(_ configuration: CurlTransport.Configuration) throws(CourierError) {
     try set(CURLOPT_ERRORBUFFER, pointer: UnsafeRawPointer(errorBuffer))
     try set(CURLOPT_NOSIGNAL, 1)
+    try check(courier_curl_easy_open_sockets_close_on_exec(easy))
     try set(CURLOPT_PROTOCOLS_STR, string: "http,https")
     try set(
       CURLOPT_HTTP_VERSION,

@@ -62,6 +62,10 @@ import Foundation
 ///   `CURLOPT_NOSIGNAL`, `SIGPIPE` is blocked on the loop thread, and callers send from their
 ///   own threads only with libcurl 7.88 or later, whose socket writes (OpenSSL's included) all
 ///   use `MSG_NOSIGNAL`.
+/// - A process the application spawns (`posix_spawn`, `Process`) inherits none of its
+///   connections: they are opened with `SOCK_CLOEXEC` (`CURLOPT_OPENSOCKETFUNCTION`), and its
+///   wake-up descriptor with `EFD_CLOEXEC`. Download partial files and multipart temporary
+///   files are opened with `O_CLOEXEC` by Courier for every transport.
 ///
 /// ## Choosing a transport
 /// Prefer `CurlTransport` for services on Linux: the same request costs about a quarter of the

@@ -1,4 +1,5 @@
 import CourierCore
+import CourierTesting
 import Foundation
 
 @testable import CourierGzip
@@ -66,24 +67,9 @@ func codecError(_ body: () throws -> Void) -> CourierError? {
 }
 
 /// Runs `/usr/bin/gzip` with `arguments`, feeding `input` on standard input; returns standard
-/// output and the exit status. The input is written from another thread so that neither pipe
-/// fills up.
+/// output and the exit status (``ChildProcess``: close-on-exec pipes, polled, so neither
+/// fills up and no other child holds them open).
 func runGzip(_ arguments: [String], input: Data) throws -> (output: Data, status: Int32) {
-  let process = Process()
-  process.executableURL = URL(fileURLWithPath: "/usr/bin/gzip")
-  process.arguments = arguments
-  let stdin = Pipe()
-  let stdout = Pipe()
-  process.standardInput = stdin
-  process.standardOutput = stdout
-  process.standardError = FileHandle.nullDevice
-  try process.run()
-  let writer = Thread {
-    stdin.fileHandleForWriting.write(input)
-    try? stdin.fileHandleForWriting.close()
-  }
-  writer.start()
-  let output = stdout.fileHandleForReading.readDataToEndOfFile()
-  process.waitUntilExit()
-  return (output, process.terminationStatus)
+  let result = try ChildProcess.run("/usr/bin/gzip", arguments, input: input)
+  return (result.output, result.status)
 }

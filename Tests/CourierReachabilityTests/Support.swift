@@ -183,23 +183,14 @@ final class TestNetwork: Sendable {
   @discardableResult
   static func ip(_ arguments: String...) throws -> String {
     guard let ipCommand else { throw CommandFailure(description: "no ip command") }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: ipCommand)
-    process.arguments = arguments
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    try process.run()
-    let out = output.fileHandleForReading.readDataToEndOfFile()
-    let err = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
+    let result = try ChildProcess.run(ipCommand, arguments)
+    guard result.status == 0 else {
       throw CommandFailure(
         description:
-          "ip \(arguments.joined(separator: " ")): \(String(decoding: err, as: UTF8.self))")
+          "ip \(arguments.joined(separator: " ")): \(String(decoding: result.error, as: UTF8.self))"
+      )
     }
-    return String(decoding: out, as: UTF8.self)
+    return String(decoding: result.output, as: UTF8.self)
   }
 
   /// Deletes `courier-test-<pid>-…` namespaces left by processes that no longer run (a test

@@ -215,14 +215,7 @@ struct TransferMemoryTests {
 
   /// `sha256sum`'s digest of a file.
   static func sha256(_ url: URL) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
-    process.arguments = [url.path]
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    try process.run()
-    let output = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
+    let output = try ChildProcess.run("/usr/bin/sha256sum", [url.path]).output
     return String(decoding: output, as: UTF8.self).split(separator: " ").first.map(String.init)
       ?? ""
   }

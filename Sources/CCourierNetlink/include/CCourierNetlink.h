@@ -112,6 +112,10 @@ int ccourier_enter_network_namespace(int fd);
 /// pipe2(fds, O_CLOEXEC | O_NONBLOCK). Returns 0, or -1 with errno set.
 int ccourier_pipe_cloexec_nonblock(int fds[2]);
 
+/// accept4(fd, NULL, NULL, SOCK_CLOEXEC): a connection that a process spawned at the same
+/// moment cannot inherit. Returns the descriptor, or -1 with errno set.
+int ccourier_accept_cloexec(int fd);
+
 #endif  // __linux__
 
 #endif  // CCOURIER_NETLINK_H

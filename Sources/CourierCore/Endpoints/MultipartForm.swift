@@ -467,7 +467,7 @@ private struct Layout {
   ) throws -> Bool {
     let input: FileHandle
     do {
-      input = try FileHandle(forReadingFrom: source)
+      input = try CloseOnExecFile.forReading(source)
     } catch {
       throw MultipartForm.failure(
         "multipart file part \"\(part)\": \(source.path) cannot be opened", underlying: error)

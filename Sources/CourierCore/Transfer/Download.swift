@@ -183,7 +183,7 @@ public final class DownloadWriter {
           try Data(validator.utf8).write(to: destination.validatorURL)
         }
       }
-      let handle = try FileHandle(forWritingTo: destination.partialURL)
+      let handle = try CloseOnExecFile.forWriting(destination.partialURL)
       if append {
         try handle.truncate(atOffset: UInt64(offset))
         try handle.seekToEnd()

@@ -222,7 +222,7 @@ final class ServerCore: Sendable {
   /// Accepts until the (non-blocking) listener has no more pending connections.
   private func acceptPendingConnections() {
     while true {
-      let fd = accept(listenFD, nil, nil)
+      let fd = Socket.accept(listenFD)
       if fd < 0 {
         switch errno {
         case EINTR, ECONNABORTED:

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+  import CCourierNetlink
   import Glibc
 #elseif canImport(Darwin)
   import Darwin
@@ -14,6 +15,9 @@ enum Socket {
 
   #if canImport(Glibc)
     static let streamType = Int32(SOCK_STREAM.rawValue)
+    /// Opens sockets close-on-exec in the same call, so no process spawned meanwhile
+    /// inherits them.
+    static let closeOnExecType = Int32(SOCK_CLOEXEC.rawValue)
     static let sendFlags = Int32(MSG_NOSIGNAL)
     static let peekFlags = Int32(MSG_PEEK) | Int32(MSG_DONTWAIT)
     static let shutdownBoth = Int32(SHUT_RDWR)
@@ -21,6 +25,7 @@ enum Socket {
     static let tcpLevel = Int32(IPPROTO_TCP)
   #else
     static let streamType = SOCK_STREAM
+    static let closeOnExecType: Int32 = 0  // Set with fcntl right after socket(2) instead.
     static let sendFlags: Int32 = 0  // SO_NOSIGPIPE is set on every socket instead.
     static let peekFlags = MSG_PEEK | MSG_DONTWAIT
     static let shutdownBoth = SHUT_RDWR
@@ -81,7 +86,7 @@ enum Socket {
     family: Int32,
     address: Address
   ) throws(MockServerError) -> Int32 {
-    let fd = socket(family, streamType, 0)
+    let fd = socket(family, streamType | closeOnExecType, 0)
     guard fd >= 0 else { throw MockServerError(lastError("socket()")) }
     do throws(MockServerError) {
       try setCloseOnExec(fd)
@@ -151,6 +156,16 @@ enum Socket {
     }
   }
 
+  /// Accepts a connection from the listener `fd`; on Linux close-on-exec from the start
+  /// (`accept4`), elsewhere set by ``configureAccepted(_:)`` right after.
+  static func accept(_ fd: Int32) -> Int32 {
+    #if canImport(Glibc)
+      ccourier_accept_cloexec(fd)
+    #else
+      Darwin.accept(fd, nil, nil)
+    #endif
+  }
+
   /// Prepares an accepted connection: blocking mode, close-on-exec, no Nagle delay, no SIGPIPE.
   static func configureAccepted(_ fd: Int32) -> Bool {
     do {
@@ -172,16 +187,23 @@ enum Socket {
   /// Creates the server-wide wake pipe: `[read end, write end]`, both close-on-exec.
   static func makeWakePipe() throws(MockServerError) -> (read: Int32, write: Int32) {
     var fds: [Int32] = [-1, -1]
-    guard pipe(&fds) == 0 else { throw MockServerError(lastError("pipe()")) }
-    do throws(MockServerError) {
-      try setCloseOnExec(fds[0])
-      try setCloseOnExec(fds[1])
-      try setNonBlocking(fds[1], true)
-    } catch {
-      _ = close(fds[0])
-      _ = close(fds[1])
-      throw error
-    }
+    #if canImport(Glibc)
+      // pipe2(O_CLOEXEC | O_NONBLOCK): the read end is only ever polled, never read.
+      guard ccourier_pipe_cloexec_nonblock(&fds) == 0 else {
+        throw MockServerError(lastError("pipe2()"))
+      }
+    #else
+      guard pipe(&fds) == 0 else { throw MockServerError(lastError("pipe()")) }
+      do throws(MockServerError) {
+        try setCloseOnExec(fds[0])
+        try setCloseOnExec(fds[1])
+        try setNonBlocking(fds[1], true)
+      } catch {
+        _ = close(fds[0])
+        _ = close(fds[1])
+        throw error
+      }
+    #endif
     return (fds[0], fds[1])
   }
 
