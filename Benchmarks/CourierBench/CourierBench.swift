@@ -656,6 +656,17 @@ enum EnvelopeBenchmark {
     let endpoint = Endpoint<[Item]>(.get, "items")
     let response = Response(
       status: 200, body: body, request: Request(url: URL(string: "http://127.0.0.1/items")!))
+    // One item, as the end-to-end tables decode it: JSONDecoder against Courier's pipeline
+    // (its fast decoding path, which answers as JSONDecoder does; see the README).
+    let single = Data(EndToEndBenchmark.body.utf8)
+    let plainClient = Client(
+      baseURL: URL(string: "http://127.0.0.1/")!,
+      transport: ChainBenchmark.ImmediateTransport(status: 200))
+    let itemEndpoint = Endpoint<Item>(.get, "item")
+    let itemResponse = Response(
+      status: 200, headers: HTTPHeaders(received: [("Content-Type", "application/json")]),
+      body: single,
+      request: Request(url: URL(string: "http://127.0.0.1/item")!))
 
     let variants: [(String, () throws -> Void)] = [
       (
@@ -668,6 +679,18 @@ enum EnvelopeBenchmark {
         "Courier envelope check + decode of data",
         {
           _ = try client.decode(response, for: endpoint)
+        }
+      ),
+      (
+        "one item (\(single.count) bytes): plain JSONDecoder",
+        {
+          _ = try decoder.decode(Item.self, from: single)
+        }
+      ),
+      (
+        "one item (\(single.count) bytes): Courier's pipeline (Client.decode)",
+        {
+          _ = try plainClient.decode(itemResponse, for: itemEndpoint)
         }
       ),
       (

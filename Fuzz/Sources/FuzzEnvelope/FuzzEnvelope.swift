@@ -5,6 +5,10 @@
 // EnvelopeRule, and the ResponsePipeline's validate and decode path with
 // `Endpoint.decoded(at:)`'s decoding, `.string` and `.data`, for a 200 and a 400.
 //
+// The body is also decoded into a few models by Courier's fast decoding path and by
+// JSONDecoder: the fast path answering where JSONDecoder does not, or with a different value,
+// is a bug.
+//
 // Errors are expected; a crash, a range outside the body, or the scanner rejecting an object
 // Foundation's parser accepts (below the nesting limit) is a bug.
 
@@ -38,6 +42,36 @@ private indirect enum JSONValue: Decodable, Sendable {
   }
 }
 
+/// A response model with optional members, nested objects, arrays and a dictionary.
+private struct Model: Decodable, Equatable {
+  struct Item: Decodable, Equatable {
+    let id: Int
+    let name: String?
+    let price: Double?
+    let tags: [String]?
+    let small: Int8?
+    let large: UInt64?
+  }
+  let code: Int?
+  let msg: String?
+  let status: String?
+  let ok: Bool?
+  let data: [Item]?
+  let items: [String: Int64]?
+  let url: URL?
+}
+
+/// Fails when the fast path answers and JSONDecoder does not, or answers differently.
+private func compareFastPath<Value: Decodable & Equatable>(_ type: Value.Type, _ body: Data) {
+  guard let fast = FastJSONDecoder.decode(type, from: body, like: decoder) else { return }
+  guard let foundation = try? decoder.decode(type, from: body) else {
+    fatalError("the fast path decoded \(Value.self) where JSONDecoder throws: \(fast)")
+  }
+  guard foundation == fast else {
+    fatalError("the fast path decoded \(fast), JSONDecoder \(foundation)")
+  }
+}
+
 /// libFuzzer's entry point: runs one input of `size` bytes at `data`; returns 0.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -51,6 +85,11 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
   }
 
   scan(body, keyPath: keyPath)
+  compareFastPath(Model.self, body)
+  compareFastPath([Model.Item].self, body)
+  compareFastPath([String: String].self, body)
+  compareFastPath([[Double]].self, body)
+  compareFastPath([Int32?].self, body)
 
   let keyPathRule = EnvelopeRule(
     code: keyPath, success: [0, "ok", true], message: ["msg", keyPath], payload: keyPath,

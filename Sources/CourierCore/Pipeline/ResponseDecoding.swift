@@ -54,6 +54,10 @@ extension ResponseDecoding where Value: Decodable {
             ? "no value at \((keyPath ?? "the payload key").debugDescription) for \(Value.self)"
             : "empty body where \(Value.self) was expected")
       }
+      // Courier's own decoder when it is sure to agree with JSONDecoder; else JSONDecoder.
+      if let value = FastJSONDecoder.decode(Value.self, from: payload, like: decoder) {
+        return value
+      }
       do {
         return try decoder.decode(Value.self, from: payload)
       } catch {

@@ -1,0 +1,270 @@
+import Foundation
+import Testing
+
+@testable import CourierCore
+
+/// Courier's fast JSON decoding path agrees with `JSONDecoder` wherever it answers, and
+/// leaves everything it is not sure of to `JSONDecoder`.
+@Suite("Fast JSON decoding path", .timeLimit(.minutes(1)))
+struct FastJSONDecoderTests {
+  struct Owner: Codable, Equatable {
+    let id: Int
+    let login: String
+    let verified: Bool
+  }
+
+  struct Item: Codable, Equatable {
+    let id: Int
+    let name: String
+    let price: Double
+    let tags: [String]
+    let owner: Owner
+    let note: String?
+  }
+
+  enum Color: String, Codable, Equatable { case red, green }
+  enum Level: Int, Codable, Equatable { case low = 1, high = 2 }
+
+  struct Everything: Codable, Equatable {
+    var int8: Int8
+    var int16: Int16
+    var int32: Int32
+    var int64: Int64
+    var uint: UInt
+    var uint8: UInt8
+    var uint16: UInt16
+    var uint32: UInt32
+    var uint64: UInt64
+    var doubles: [Double]
+    var color: Color
+    var level: Level
+    var date: Date
+    var url: URL
+    var map: [String: [Int]]
+    var nested: [[Owner?]]
+    var optional: Int?
+    var missing: String?
+  }
+
+  static let decoder = JSONDecoder()
+
+  /// What `JSONDecoder` decodes, or `nil` when it throws.
+  static func foundation<Value: Decodable>(_ type: Value.Type, _ json: String) -> Value? {
+    try? JSONDecoder().decode(type, from: Data(json.utf8))
+  }
+
+  static func fast<Value: Decodable>(_ type: Value.Type, _ json: String) -> Value? {
+    FastJSONDecoder.decode(type, from: Data(json.utf8), like: decoder)
+  }
+
+  static let itemJSON = #"""
+    {"id":1024,"name":"Courier test item","price":129.5,
+     "tags":["network","swift"],"owner":{"id":77,"login":"courier","verified":true},
+     "description":"unused", "note" : null}
+    """#
+
+  @Test("the usual shapes decode on the fast path, equal to JSONDecoder's")
+  func usualShapes() throws {
+    let item = try #require(Self.fast(Item.self, Self.itemJSON))
+    #expect(item == Self.foundation(Item.self, Self.itemJSON))
+    #expect(item.note == nil)
+    let everything = #"""
+      { "int8": -128, "int16": 32767, "int32": -2147483648, "int64": 9223372036854775807,
+        "uint": 0, "uint8": 255, "uint16": 65535, "uint32": 4294967295,
+        "uint64": 9999999999999999999,
+        "doubles": [0, -0, 0.1, 1e5, 1E-5, -2.5e+3, 123456789012345678901234567890, 1.7976931348623157e308],
+        "color": "green", "level": 2, "date": 700000000.25, "url": "https://example.com/a?b=c",
+        "map": {"a": [1, 2], "": [], "é\u00e9": [3]},
+        "nested": [[{"id": 1, "login": "a\"b\\c\/d\b\f\n\r\t\u0000", "verified": false}, null], []],
+        "optional": 5 }
+      """#
+    let fast = try #require(Self.fast(Everything.self, everything))
+    let foundation = try #require(Self.foundation(Everything.self, everything))
+    #expect(fast == foundation)
+    #expect(fast.doubles[1].sign == .minus)
+    #expect(fast.map["éé"] == [3])
+    #expect(fast.missing == nil)
+  }
+
+  @Test("strings: raw UTF-8, escapes and surrogate pairs read as JSONDecoder reads them")
+  func strings() throws {
+    let json = #"["héllo wörld ✓ 😀", "\ud83d\ude00", "\u4e2d\u6587", "tab\there", "", "\/"]"#
+    let fast = try #require(Self.fast([String].self, json))
+    #expect(fast == Self.foundation([String].self, json))
+    #expect(fast[1] == "😀")
+    // Escaped keys are found by what they mean.
+    let keyed = #"{"id":1,"log\u0069n":"x","verified":true}"#
+    #expect(try #require(Self.fast(Owner.self, keyed)).login == "x")
+  }
+
+  @Test(
+    "whatever the fast path is unsure of is left to JSONDecoder",
+    arguments: [
+      ("Float", #"{"value": 1.5}"#),
+      ("Decimal", #"{"value": 1.5}"#),
+      ("Data", #"{"value": "AAE="}"#),
+      ("Int from 1.0", #"{"value": 1.0}"#),
+      ("Int from 1e2", #"{"value": 1e2}"#),
+      ("Int too large", #"{"value": 99999999999999999999}"#),
+      ("duplicate key", #"{"value": 1, "value": 2}"#),
+      ("Double beyond range", #"{"value": 1e400}"#),
+      ("Double underflow", #"{"value": 1e-400}"#),
+      ("UInt from -0", #"{"value": -0}"#),
+      ("lone surrogate", #"{"value": 1, "x": "\ud800"}"#),
+      ("top-level scalar", #"1"#),
+      ("byte order mark", "\u{FEFF}{\"value\": 1}"),
+      ("trailing comma", #"{"value": 1,}"#),
+      ("type mismatch", #"{"value": "1"}"#),
+      ("missing key", #"{"other": 1}"#),
+    ])
+  func leftToFoundation(name: String, json: String) {
+    struct Holder<Value: Decodable>: Decodable { let value: Value }
+    let fast: Any? =
+      switch name {
+      case "Float": Self.fast(Holder<Float>.self, json)
+      case "Decimal": Self.fast(Holder<Decimal>.self, json)
+      case "Data": Self.fast(Holder<Data>.self, json)
+      case "Double beyond range", "Double underflow": Self.fast(Holder<Double>.self, json)
+      case "UInt from -0": Self.fast(Holder<UInt>.self, json)
+      default: Self.fast(Holder<Int>.self, json)
+      }
+    #expect(fast == nil, "\(name) was decoded on the fast path")
+  }
+
+  @Test("a key more than once, at any depth, is left to JSONDecoder (which keeps the first)")
+  func duplicateKeys() throws {
+    let json = #"{"id":1,"login":"a","verified":true,"login":"b"}"#
+    #expect(Self.fast(Owner.self, json) == nil)
+    #expect(Self.foundation(Owner.self, json)?.login == "a")
+  }
+
+  @Test("a type that recovers from an error with try? is decoded by JSONDecoder")
+  func recoveringType() throws {
+    struct Loose: Decodable, Equatable {
+      let value: String
+      init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        if let number = try? container.decode(Int.self, forKey: .value) {
+          value = "int \(number)"
+        } else {
+          value = "double \(try container.decode(Double.self, forKey: .value))"
+        }
+      }
+      enum CodingKeys: String, CodingKey { case value }
+    }
+    // JSONDecoder reads 1.0 as the Int 1; a fast path that gave up on Int would have said
+    // "double 1.0".
+    let json = #"{"value": 1.0}"#
+    #expect(Self.fast(Loose.self, json) == nil)
+    #expect(Self.foundation(Loose.self, json)?.value == "int 1")
+    #expect(Self.fast(Loose.self, #"{"value": 7}"#)?.value == "int 7")
+  }
+
+  @Test("a decoder with any setting changed is left alone")
+  func settings() {
+    let data = Data(Self.itemJSON.utf8)
+    let snake = JSONDecoder()
+    snake.keyDecodingStrategy = .convertFromSnakeCase
+    let dates = JSONDecoder()
+    dates.dateDecodingStrategy = .secondsSince1970
+    let info = JSONDecoder()
+    info.userInfo[CodingUserInfoKey(rawValue: "k")!] = 1
+    for decoder in [snake, dates, info] {
+      #expect(FastJSONDecoder.decode(Item.self, from: data, like: decoder) == nil)
+    }
+    #expect(FastJSONDecoder.decode(Item.self, from: data, like: JSONDecoder()) != nil)
+  }
+
+  @Test("nesting deeper than the fast path's limit is left to JSONDecoder")
+  func depth() {
+    struct Nest: Decodable { let next: [Nest] }
+    let deep = String(repeating: "[", count: 300) + String(repeating: "]", count: 300)
+    #expect(FastJSONDocument(Data(deep.utf8)) == nil)
+    let shallow = String(repeating: "[", count: 200) + String(repeating: "]", count: 200)
+    #expect(FastJSONDocument(Data(shallow.utf8)) != nil)
+  }
+
+  /// A small deterministic generator, so a failure can be replayed.
+  struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+      state &+= 0x9E37_79B9_7F4A_7C15
+      var z = state
+      z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+      z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+      return z ^ (z >> 31)
+    }
+  }
+
+  static let insertions: [[UInt8]] =
+    [
+      "{", "}", "[", "]", ",", ":", "\"", "\\", "\\u", "\\ud800", "0", "-", ".", "e", "1e400",
+      "null", "true", "1.5", "\u{00e9}", "\u{1F600}", " ", "\n", "\t", "\"id\":1,", "\"name\":",
+      "99999999999999999999", "-0", "0.0000001",
+    ].map { Array($0.utf8) } + [[0xFF], [0xC3], [0x00], [0xEF, 0xBB, 0xBF]]
+
+  @Test("on 20,000 mutants of a response, every fast answer is JSONDecoder's answer")
+  func mutants() throws {
+    var generator = SplitMix64(state: 0xFA57_0001)
+    let seed = Array(Self.itemJSON.utf8)
+    var fastAnswers = 0
+    var foundationAnswers = 0
+    for _ in 0..<20_000 {
+      var bytes = seed
+      for _ in 0...Int.random(in: 0...2, using: &generator) {
+        let position = Int.random(in: 0..<bytes.count, using: &generator)
+        let piece = Self.insertions.randomElement(using: &generator) ?? [0x20]
+        switch Int.random(in: 0..<3, using: &generator) {
+        case 0: bytes.replaceSubrange(position..<(position + 1), with: piece)
+        case 1: bytes.remove(at: position)
+        default: bytes.insert(contentsOf: piece, at: position)
+        }
+        if bytes.isEmpty { bytes = [0x7B] }
+      }
+      let data = Data(bytes)
+      let foundation = try? JSONDecoder().decode(Item.self, from: data)
+      let fast = FastJSONDecoder.decode(Item.self, from: data, like: Self.decoder)
+      if foundation != nil { foundationAnswers += 1 }
+      guard let fast else { continue }
+      fastAnswers += 1
+      #expect(fast == foundation, "\(String(decoding: bytes, as: UTF8.self).debugDescription)")
+    }
+    // Both outcomes must be common for the comparison to mean something.
+    #expect(fastAnswers > 2_000)
+    #expect(fastAnswers <= foundationAnswers)
+    #expect(foundationAnswers < 19_000)
+  }
+
+  @Test("on 20,000 random numbers, Double and the integer types read as JSONDecoder reads them")
+  func numbers() throws {
+    var generator = SplitMix64(state: 0xFA57_0002)
+    var fastAnswers = 0
+    for _ in 0..<20_000 {
+      var text = Int.random(in: 0..<4, using: &generator) == 0 ? "-" : ""
+      let digits = Int.random(in: 1...22, using: &generator)
+      for index in 0..<digits {
+        let digit = Int.random(in: (index == 0 && digits > 1 ? 1 : 0)...9, using: &generator)
+        text += String(digit)
+      }
+      if Bool.random(using: &generator) {
+        text += "." + String(Int.random(in: 0...99_999, using: &generator))
+      }
+      if Int.random(in: 0..<3, using: &generator) == 0 {
+        text += "e" + String(Int.random(in: -330...330, using: &generator))
+      }
+      let json = "[\(text)]"
+      func check<Value: Decodable & Equatable>(_ type: Value.Type) {
+        guard let fast = Self.fast([Value].self, json) else { return }
+        fastAnswers += 1
+        #expect(fast == Self.foundation([Value].self, json), "\(Value.self) \(text)")
+      }
+      check(Double.self)
+      check(Int.self)
+      check(Int8.self)
+      check(Int32.self)
+      check(UInt64.self)
+      check(UInt16.self)
+    }
+    #expect(fastAnswers > 20_000)
+  }
+}
