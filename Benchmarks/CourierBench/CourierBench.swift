@@ -630,6 +630,16 @@ final class TaskRegistry: Sendable {
 // MARK: - 3. Envelope check + payload decode
 
 enum EnvelopeBenchmark {
+  /// ``Item`` with its price as a `Float`, which Courier's fast decoding path leaves to
+  /// `JSONDecoder`: what a model that always falls back pays.
+  struct FloatItem: Decodable, Sendable {
+    let id: Int
+    let name: String
+    let price: Float
+    let tags: [String]
+    let owner: Item.Owner
+  }
+
   struct Head: Decodable {
     let code: Int
     let msg: String?
@@ -663,6 +673,7 @@ enum EnvelopeBenchmark {
       baseURL: URL(string: "http://127.0.0.1/")!,
       transport: ChainBenchmark.ImmediateTransport(status: 200))
     let itemEndpoint = Endpoint<Item>(.get, "item")
+    let floatEndpoint = Endpoint<FloatItem>(.get, "item")
     let itemResponse = Response(
       status: 200, headers: HTTPHeaders(received: [("Content-Type", "application/json")]),
       body: single,
@@ -691,6 +702,18 @@ enum EnvelopeBenchmark {
         "one item (\(single.count) bytes): Courier's pipeline (Client.decode)",
         {
           _ = try plainClient.decode(itemResponse, for: itemEndpoint)
+        }
+      ),
+      (
+        "one item with a Float price: plain JSONDecoder",
+        {
+          _ = try decoder.decode(FloatItem.self, from: single)
+        }
+      ),
+      (
+        "one item with a Float price: Courier's pipeline (left to JSONDecoder)",
+        {
+          _ = try plainClient.decode(itemResponse, for: floatEndpoint)
         }
       ),
       (

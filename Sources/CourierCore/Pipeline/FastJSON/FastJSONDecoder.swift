@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Courier's fast path for `ResponseDecoding.json`: decodes `Decodable` values from a
 /// ``FastJSONDocument`` with the same results as Foundation's `JSONDecoder` at its default
@@ -15,20 +16,38 @@ import Foundation
 ///   of an object with two keys that hash the same, a URL `URL(string:)` refuses;
 /// - anything threw, even an error the type caught and recovered from (`try?`): the type
 ///   might have recovered differently from `JSONDecoder`'s error.
+///
+/// A model that asked for `Float`, `Decimal` or `Data` once goes straight to `JSONDecoder`
+/// afterwards (``modelsLeftToFoundation``).
 enum FastJSONDecoder {
   /// The decoded value, or `nil` when `JSONDecoder` must decide (see the type's notes).
   static func decode<Value: Decodable>(
     _ type: Value.Type, from data: Data, like decoder: JSONDecoder
   ) -> Value? {
+    let model = ObjectIdentifier(Value.self)
     guard usesDefaults(decoder), !FastJSONState.isLeftToFoundation(Value.self),
+      !modelsLeftToFoundation.withLock({ $0.contains(model) }),
       let document = FastJSONDocument(data)
     else { return nil }
     let state = FastJSONState(document)
-    guard let value = try? state.decode(Value.self, node: 0, path: []), !state.isTainted else {
-      return nil
+    let value = try? state.decode(Value.self, node: 0, path: [])
+    if state.metTypeLeftToFoundation {
+      modelsLeftToFoundation.withLock { models in
+        if models.count < maximumModelsRemembered { models.insert(model) }
+      }
     }
+    guard let value, !state.isTainted else { return nil }
     return value
   }
+
+  /// Models that asked for a type this path leaves to `JSONDecoder` (`Float`, `Decimal`,
+  /// `Data`): they go straight to `JSONDecoder` from then on, instead of paying for a parse
+  /// and a partial decoding first on every response. A cache, not a setting; bounded by
+  /// ``maximumModelsRemembered``.
+  private static let modelsLeftToFoundation = Mutex<Set<ObjectIdentifier>>([])
+
+  /// How many models ``modelsLeftToFoundation`` remembers at most.
+  static let maximumModelsRemembered = 1_000
 
   /// Whether `decoder` has every setting at its default.
   static func usesDefaults(_ decoder: JSONDecoder) -> Bool {
@@ -46,6 +65,8 @@ final class FastJSONState {
   let document: FastJSONDocument
   /// Something threw or was left to `JSONDecoder`: the result, if any, is not used.
   private(set) var isTainted = false
+  /// The model asked for a type this path always leaves to `JSONDecoder`.
+  private(set) var metTypeLeftToFoundation = false
 
   init(_ document: FastJSONDocument) {
     self.document = document
@@ -61,6 +82,12 @@ final class FastJSONState {
     isTainted = true
     return DecodingError.dataCorrupted(
       DecodingError.Context(codingPath: path, debugDescription: "left to JSONDecoder: \(reason)"))
+  }
+
+  /// ``leave(_:_:)`` for a type this path always leaves to `JSONDecoder`.
+  func leaveForType(_ path: [any CodingKey], _ type: String) -> DecodingError {
+    metTypeLeftToFoundation = true
+    return leave(path, type)
   }
 
   /// The coding path of a value, built only when an error or a nested decoder needs it.
@@ -82,7 +109,7 @@ final class FastJSONState {
     if Value.self == Double.self { return unsafeBitCast(try double(node, path()), to: Value.self) }
     if Value.self == Bool.self { return unsafeBitCast(try bool(node, path()), to: Value.self) }
     if Value.self == URL.self { return try url(Value.self, node, path()) }
-    if Self.isLeftToFoundation(Value.self) { throw leave(path(), "\(Value.self)") }
+    if Self.isLeftToFoundation(Value.self) { throw leaveForType(path(), "\(Value.self)") }
     do {
       return try Value(from: FastJSONValueDecoder(state: self, node: node, codingPath: path()))
     } catch {
@@ -289,7 +316,7 @@ struct FastJSONKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
   }
 
   func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
-    throw state.leave(codingPath + [key], "Float")
+    throw state.leaveForType(codingPath + [key], "Float")
   }
 
   func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
@@ -416,7 +443,7 @@ struct FastJSONUnkeyedContainer: UnkeyedDecodingContainer {
   }
 
   mutating func decode(_ type: Float.Type) throws -> Float {
-    throw state.leave(elementPath, "Float")
+    throw state.leaveForType(elementPath, "Float")
   }
 
   mutating func decode(_ type: Int.Type) throws -> Int { try integer(type) }
@@ -470,7 +497,7 @@ struct FastJSONSingleValueContainer: SingleValueDecodingContainer {
   func decode(_ type: Bool.Type) throws -> Bool { try state.bool(node, codingPath) }
   func decode(_ type: String.Type) throws -> String { try state.string(node, codingPath) }
   func decode(_ type: Double.Type) throws -> Double { try state.double(node, codingPath) }
-  func decode(_ type: Float.Type) throws -> Float { throw state.leave(codingPath, "Float") }
+  func decode(_ type: Float.Type) throws -> Float { throw state.leaveForType(codingPath, "Float") }
   func decode(_ type: Int.Type) throws -> Int { try state.integer(type, node, codingPath) }
   func decode(_ type: Int8.Type) throws -> Int8 { try state.integer(type, node, codingPath) }
   func decode(_ type: Int16.Type) throws -> Int16 { try state.integer(type, node, codingPath) }

@@ -39,6 +39,8 @@ final class FastJSONDocument {
   private(set) var nodes: [Node] = []
 
   init?(_ data: Data) {
+    // Offsets are 32-bit; a body of 2 GiB or more is left to JSONDecoder.
+    guard data.count < Int(Int32.max) else { return nil }
     bytes = [UInt8](data)
     var nodes: [Node] = []
     nodes.reserveCapacity(bytes.count / 8 + 4)
@@ -121,9 +123,9 @@ final class FastJSONDocument {
       case 0x7B: return container(object: true, depth: depth, into: &nodes)
       case 0x5B: return container(object: false, depth: depth, into: &nodes)
       case 0x22: return string(into: &nodes, key: false)
-      case 0x74: return literal([0x74, 0x72, 0x75, 0x65], .trueValue, into: &nodes)
-      case 0x66: return literal([0x66, 0x61, 0x6C, 0x73, 0x65], .falseValue, into: &nodes)
-      case 0x6E: return literal([0x6E, 0x75, 0x6C, 0x6C], .null, into: &nodes)
+      case 0x74: return literal("true", .trueValue, into: &nodes)
+      case 0x66: return literal("false", .falseValue, into: &nodes)
+      case 0x6E: return literal("null", .null, into: &nodes)
       case 0x2D, 0x30...0x39: return number(into: &nodes)
       default: return false
       }
@@ -199,14 +201,19 @@ final class FastJSONDocument {
       return false
     }
 
-    private mutating func literal(_ text: [UInt8], _ kind: Kind, into nodes: inout [Node]) -> Bool {
-      guard index + text.count <= bytes.count else { return false }
-      for (offset, byte) in text.enumerated() where bytes[index + offset] != byte { return false }
+    private mutating func literal(
+      _ text: StaticString, _ kind: Kind, into nodes: inout [Node]
+    ) -> Bool {
+      let count = text.utf8CodeUnitCount
+      guard index + count <= bytes.count else { return false }
+      let expected = UnsafeBufferPointer(start: text.utf8Start, count: count)
+      guard expected.elementsEqual(UnsafeBufferPointer(rebasing: bytes[index..<(index + count)]))
+      else { return false }
       nodes.append(
         Node(
-          kind: kind, start: Int32(index), end: Int32(index + text.count),
+          kind: kind, start: Int32(index), end: Int32(index + count),
           next: Int32(nodes.count + 1), count: 0))
-      index += text.count
+      index += count
       return true
     }
 
