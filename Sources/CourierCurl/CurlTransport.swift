@@ -65,7 +65,10 @@ import Foundation
 /// - A process the application spawns (`posix_spawn`, `Process`) inherits none of its
 ///   connections: they are opened with `SOCK_CLOEXEC` (`CURLOPT_OPENSOCKETFUNCTION`), and its
 ///   wake-up descriptor with `EFD_CLOEXEC`. Download partial files and multipart temporary
-///   files are opened with `O_CLOEXEC` by Courier for every transport.
+///   files are opened with `O_CLOEXEC` by Courier for every transport. One pair is left:
+///   `curl_multi_init` in libcurl 7.88 opens a Unix socket pair for `curl_multi_wakeup`
+///   (which Courier does not use) without close-on-exec, so a child inherits those two
+///   descriptors of each transport; they reach no server and hold no file.
 ///
 /// ## Choosing a transport
 /// Prefer `CurlTransport` for services on Linux: the same request costs about a quarter of the
