@@ -184,18 +184,6 @@ struct FastJSONDecoderTests {
     #expect(FastJSONDocument(Data(shallow.utf8)) != nil)
   }
 
-  /// A small deterministic generator, so a failure can be replayed.
-  struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-      state &+= 0x9E37_79B9_7F4A_7C15
-      var z = state
-      z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-      z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-      return z ^ (z >> 31)
-    }
-  }
-
   static let insertions: [[UInt8]] =
     [
       "{", "}", "[", "]", ",", ":", "\"", "\\", "\\u", "\\ud800", "0", "-", ".", "e", "1e400",
@@ -210,17 +198,8 @@ struct FastJSONDecoderTests {
     var fastAnswers = 0
     var foundationAnswers = 0
     for _ in 0..<20_000 {
-      var bytes = seed
-      for _ in 0...Int.random(in: 0...2, using: &generator) {
-        let position = Int.random(in: 0..<bytes.count, using: &generator)
-        let piece = Self.insertions.randomElement(using: &generator) ?? [0x20]
-        switch Int.random(in: 0..<3, using: &generator) {
-        case 0: bytes.replaceSubrange(position..<(position + 1), with: piece)
-        case 1: bytes.remove(at: position)
-        default: bytes.insert(contentsOf: piece, at: position)
-        }
-        if bytes.isEmpty { bytes = [0x7B] }
-      }
+      let bytes = mutant(
+        of: seed, insertions: Self.insertions, maximumEdits: 3, using: &generator)
       let data = Data(bytes)
       let foundation = try? JSONDecoder().decode(Item.self, from: data)
       let fast = FastJSONDecoder.decode(Item.self, from: data, like: Self.decoder)

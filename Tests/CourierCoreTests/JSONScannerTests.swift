@@ -5,18 +5,6 @@ import Testing
 
 @Suite("JSON scanner", .timeLimit(.minutes(1)))
 struct JSONScannerTests {
-  /// A small deterministic generator, so a failure can be replayed.
-  struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-      state &+= 0x9E37_79B9_7F4A_7C15
-      var z = state
-      z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-      z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-      return z ^ (z >> 31)
-    }
-  }
-
   static let seeds: [String] = [
     #"{"code":0,"msg":"ok","data":{"name":"Li","age":30,"tags":["a","b"],"x":null}}"#,
     #"{"status":"ok","posts":[{"id":1,"t":"a\"b\\c\u00e9"},{"id":2.5e3,"t":""}],"n":-0.1}"#,
@@ -94,17 +82,9 @@ struct JSONScannerTests {
     var accepted = 0
     var compared = 0
     for round in 0..<20_000 {
-      var bytes = Array(Self.seeds[round % Self.seeds.count].utf8)
-      for _ in 0...Int.random(in: 0...3, using: &generator) {
-        let position = Int.random(in: 0..<bytes.count, using: &generator)
-        let piece = Self.insertions.randomElement(using: &generator) ?? [0x20]
-        switch Int.random(in: 0..<3, using: &generator) {
-        case 0: bytes.replaceSubrange(position..<(position + 1), with: piece)
-        case 1: bytes.remove(at: position)
-        default: bytes.insert(contentsOf: piece, at: position)
-        }
-        if bytes.isEmpty { bytes = [0x7B] }
-      }
+      let bytes = mutant(
+        of: Array(Self.seeds[round % Self.seeds.count].utf8), insertions: Self.insertions,
+        using: &generator)
       let data = Data(bytes)
       let shown = String(decoding: bytes, as: UTF8.self).debugDescription
       let ranges = try? JSONScanner.locate(Self.differentialPaths, in: data)

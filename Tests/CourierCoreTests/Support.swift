@@ -32,3 +32,35 @@ func stubClient(
     baseURL: testBase, transport: stub, middleware: middleware, pipeline: pipeline,
     locale: locale)
 }
+
+/// A small deterministic generator, so a failure of a randomised test can be replayed.
+struct SplitMix64: RandomNumberGenerator {
+  var state: UInt64
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+}
+
+/// `seed` with one to four random edits: a byte replaced by a piece of `insertions`, a byte
+/// removed, or a piece inserted.
+func mutant(
+  of seed: [UInt8], insertions: [[UInt8]], maximumEdits: Int = 4,
+  using generator: inout SplitMix64
+) -> [UInt8] {
+  var bytes = seed
+  for _ in 0..<Int.random(in: 1...maximumEdits, using: &generator) {
+    let position = Int.random(in: 0..<bytes.count, using: &generator)
+    let piece = insertions.randomElement(using: &generator) ?? [0x20]
+    switch Int.random(in: 0..<3, using: &generator) {
+    case 0: bytes.replaceSubrange(position..<(position + 1), with: piece)
+    case 1: bytes.remove(at: position)
+    default: bytes.insert(contentsOf: piece, at: position)
+    }
+    if bytes.isEmpty { bytes = [0x7B] }
+  }
+  return bytes
+}

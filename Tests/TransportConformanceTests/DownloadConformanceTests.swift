@@ -155,14 +155,7 @@ struct DownloadConformanceTests {
       gate.open()
       fixture.shutdown()
     }
-    let total = 8 * 1024 * 1024
-    let noise = MockBodySource.noise(count: total)
-    // The server sends the first half, then waits for the gate: the download is mid-body
-    // for as long as the test wants.
-    let source = MockBodySource(count: total) { offset, count in
-      if offset >= total / 2 { gate.wait() }
-      return noise.bytes(at: offset, count: count)
-    }
+    let (source, noise) = MockBodySource.gatedNoise(count: 8 * 1024 * 1024, gate: gate)
     fixture.server.setDispatcher { .ranged(source, request: $0, etag: "\"c1\"") }
     let folder = try temporaryFolder()
     defer { try? FileManager.default.removeItem(at: folder) }
@@ -371,6 +364,18 @@ func temporaryFolder() throws -> URL {
 }
 
 extension MockBodySource {
+  /// `count` bytes of ``noise(count:)`` served up to half, then held until `gate` opens: a
+  /// download stays mid-body for as long as the test wants. Also returns the plain noise, to
+  /// compare what arrived with.
+  static func gatedNoise(count: Int, gate: Gate) -> (MockBodySource, noise: MockBodySource) {
+    let noise = MockBodySource.noise(count: count)
+    let source = MockBodySource(count: count) { offset, length in
+      if offset >= count / 2 { gate.wait() }
+      return noise.bytes(at: offset, count: length)
+    }
+    return (source, noise)
+  }
+
   /// `count` bytes that do not repeat within a MiB: a resume at the wrong offset differs.
   static func noise(count: Int) -> MockBodySource {
     MockBodySource(count: count) { offset, count in

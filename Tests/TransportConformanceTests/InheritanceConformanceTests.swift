@@ -22,13 +22,8 @@ import Testing
         gate.open()
         fixture.shutdown()
       }
-      let total = 4 * 1024 * 1024
-      let noise = MockBodySource.noise(count: total)
-      // The first half, then the gate: the download stays mid-body while the child starts.
-      let source = MockBodySource(count: total) { offset, count in
-        if offset >= total / 2 { gate.wait() }
-        return noise.bytes(at: offset, count: count)
-      }
+      // The download stays mid-body, its partial file open, while the child starts.
+      let (source, _) = MockBodySource.gatedNoise(count: 4 * 1024 * 1024, gate: gate)
       fixture.server.setDispatcher {
         $0.path == "/ping" ? .json(#"{"ok":true}"#) : .ranged(source, request: $0, etag: "\"i1\"")
       }
