@@ -169,7 +169,9 @@ struct FastJSONDecoderTests {
     dates.dateDecodingStrategy = .secondsSince1970
     let info = JSONDecoder()
     info.userInfo[CodingUserInfoKey(rawValue: "k")!] = 1
-    for decoder in [snake, dates, info] {
+    let only = JSONDecoder()
+    only.userInfo[.courierJSONDecoderOnly] = true
+    for decoder in [snake, dates, info, only] {
       #expect(FastJSONDecoder.decode(Item.self, from: data, like: decoder) == nil)
     }
     #expect(FastJSONDecoder.decode(Item.self, from: data, like: JSONDecoder()) != nil)
