@@ -131,6 +131,31 @@ struct FastJSONDecoderTests {
     #expect(fast == nil, "\(name) was decoded on the fast path")
   }
 
+  @Test("a model that asks for Float is remembered and goes straight to JSONDecoder")
+  func rememberedModel() throws {
+    struct Reading: Decodable, Equatable {
+      let id: Int
+      let level: Float
+    }
+    let json = #"{"id": 3, "level": 0.5}"#
+    let model = ObjectIdentifier(Reading.self)
+    #expect(!FastJSONDecoder.modelsLeftToFoundation.withLock { $0.contains(model) })
+    #expect(Self.fast(Reading.self, json) == nil)
+    #expect(FastJSONDecoder.modelsLeftToFoundation.withLock { $0.contains(model) })
+    #expect(Self.fast(Reading.self, json) == nil)
+    // The pipeline still decodes it, with JSONDecoder.
+    let context = ResponseContext(
+      response: Response(
+        status: 200, body: Data(json.utf8), request: Request(url: URL(string: "https://a.test/")!)))
+    let value = try ResponseDecoding<Reading>.json().decode(context, JSONDecoder())
+    #expect(value == Reading(id: 3, level: 0.5))
+    // A model whose members the fast path reads is not remembered.
+    #expect(Self.fast(Owner.self, #"{"id":1,"login":"a","verified":true}"#) != nil)
+    #expect(
+      !FastJSONDecoder.modelsLeftToFoundation.withLock { $0.contains(ObjectIdentifier(Owner.self)) }
+    )
+  }
+
   @Test("a key more than once, at any depth, is left to JSONDecoder (which keeps the first)")
   func duplicateKeys() throws {
     let json = #"{"id":1,"login":"a","verified":true,"login":"b"}"#

@@ -44,7 +44,7 @@ enum FastJSONDecoder {
   /// `Data`): they go straight to `JSONDecoder` from then on, instead of paying for a parse
   /// and a partial decoding first on every response. A cache, not a setting; bounded by
   /// ``maximumModelsRemembered``.
-  private static let modelsLeftToFoundation = Mutex<Set<ObjectIdentifier>>([])
+  static let modelsLeftToFoundation = Mutex<Set<ObjectIdentifier>>([])
 
   /// How many models ``modelsLeftToFoundation`` remembers at most.
   static let maximumModelsRemembered = 1_000
