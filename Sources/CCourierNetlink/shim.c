@@ -1,5 +1,6 @@
-// The functions of CCourierNetlink.h that need _GNU_SOURCE (setns, pipe2, accept4), which a header imported as a
-// Clang module cannot define without changing how the system headers around it are read.
+// The functions of CCourierNetlink.h that need _GNU_SOURCE (setns, pipe2, accept4), which a
+// header imported as a Clang module cannot define without changing how the system headers
+// around it are read.
 #ifdef __linux__
 #define _GNU_SOURCE
 #include <fcntl.h>

@@ -67,8 +67,8 @@ func codecError(_ body: () throws -> Void) -> CourierError? {
 }
 
 /// Runs `/usr/bin/gzip` with `arguments`, feeding `input` on standard input; returns standard
-/// output and the exit status (``ChildProcess``: close-on-exec pipes, polled, so neither
-/// fills up and no other child holds them open).
+/// output and the exit status (``ChildProcess``: close-on-exec socket pairs, polled, so
+/// neither fills up and no other child holds them open).
 func runGzip(_ arguments: [String], input: Data) throws -> (output: Data, status: Int32) {
   let result = try ChildProcess.run("/usr/bin/gzip", arguments, input: input)
   return (result.output, result.status)

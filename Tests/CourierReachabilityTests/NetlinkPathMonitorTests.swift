@@ -181,10 +181,10 @@
       // threads between the measurements, so the totals can be compared exactly. The child
       // gives its verdict as exit code 42 (clean) or 43 (with the difference on standard
       // error). Any other end, with nothing on standard error, means the child never reached a
-      // verdict: seen once in CI (status 1 and no output at all) while other exit tests' child
-      // processes, which inherit every descriptor the test process has open without
-      // close-on-exec, held pipes the suite was blocked reading. Such a run is repeated, at
-      // most three times; a verdict is never repeated.
+      // verdict: seen once in CI (status 1 and no output at all), cause not found (a full
+      // run here keeps both pool threads busy for ~25 s, so the child waits that long to be
+      // reaped, but none ended like that here). Such a run is repeated, at most three times;
+      // a verdict is never repeated.
       for attempt in 1...3 {
         let result = await #expect(
           processExitsWith: .failure, observing: [\.exitStatus, \.standardErrorContent]

@@ -89,7 +89,9 @@ enum Socket {
     let fd = socket(family, streamType | closeOnExecType, 0)
     guard fd >= 0 else { throw MockServerError(lastError("socket()")) }
     do throws(MockServerError) {
-      try setCloseOnExec(fd)
+      #if !canImport(Glibc)
+        try setCloseOnExec(fd)  // On Linux, SOCK_CLOEXEC set it in socket(2).
+      #endif
       var one: Int32 = 1
       let reuse = setsockopt(
         fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
@@ -166,10 +168,13 @@ enum Socket {
     #endif
   }
 
-  /// Prepares an accepted connection: blocking mode, close-on-exec, no Nagle delay, no SIGPIPE.
+  /// Prepares an accepted connection: blocking mode, close-on-exec (on Linux already set by
+  /// ``accept(_:)``), no Nagle delay, no SIGPIPE.
   static func configureAccepted(_ fd: Int32) -> Bool {
     do {
-      try setCloseOnExec(fd)
+      #if !canImport(Glibc)
+        try setCloseOnExec(fd)
+      #endif
       // Accepted sockets inherit O_NONBLOCK from the listener on BSD-derived systems.
       try setNonBlocking(fd, false)
     } catch {

@@ -286,7 +286,7 @@ struct FastJSONKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     var child = object + 1
     for _ in 0..<node.count {
       let keyNode = state.node(child)
-      if keyNode.count == hash, state.document.keyEquals(keyNode, name, hash: hash) {
+      if keyNode.count == hash, state.document.keyEquals(keyNode, name) {
         return child + 1
       }
       child = Int(state.node(child + 1).next)
@@ -319,43 +319,27 @@ struct FastJSONKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     throw state.leaveForType(codingPath + [key], "Float")
   }
 
-  func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
-    try state.integer(type, try value(key), codingPath + [key])
-  }
+  func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(type, key) }
 
-  func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 {
-    try state.integer(type, try value(key), codingPath + [key])
-  }
+  func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(type, key) }
 
-  func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 {
-    try state.integer(type, try value(key), codingPath + [key])
-  }
+  func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(type, key) }
 
-  func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 {
-    try state.integer(type, try value(key), codingPath + [key])
-  }
+  func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try integer(type, key) }
 
-  func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
-    try state.integer(type, try value(key), codingPath + [key])
-  }
+  func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try integer(type, key) }
 
-  func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt {
-    try state.integer(type, try value(key), codingPath + [key])
-  }
+  func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try integer(type, key) }
 
-  func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 {
-    try state.integer(type, try value(key), codingPath + [key])
-  }
+  func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try integer(type, key) }
 
-  func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 {
-    try state.integer(type, try value(key), codingPath + [key])
-  }
+  func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try integer(type, key) }
 
-  func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 {
-    try state.integer(type, try value(key), codingPath + [key])
-  }
+  func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try integer(type, key) }
 
-  func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 {
+  func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try integer(type, key) }
+
+  private func integer<Value: FixedWidthInteger>(_ type: Value.Type, _ key: Key) throws -> Value {
     try state.integer(type, try value(key), codingPath + [key])
   }
 

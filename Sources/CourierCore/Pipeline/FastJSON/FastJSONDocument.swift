@@ -72,9 +72,8 @@ final class FastJSONDocument {
     return String(decoding: unescaped(start, end), as: UTF8.self)
   }
 
-  /// Whether a key node's text is `key`'s UTF-8 bytes.
-  func keyEquals(_ node: Node, _ key: String, hash: UInt32) -> Bool {
-    guard node.count == hash else { return false }
+  /// Whether a key node's text is `key`'s UTF-8 bytes (callers compare the hashes first).
+  func keyEquals(_ node: Node, _ key: String) -> Bool {
     let start = Int(node.start)
     let end = Int(node.end)
     var key = key
