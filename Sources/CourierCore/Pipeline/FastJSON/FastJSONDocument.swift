@@ -45,14 +45,13 @@ final class FastJSONDocument {
     var nodes: [Node] = []
     nodes.reserveCapacity(bytes.count / 8 + 4)
     let parsed = bytes.withUnsafeBufferPointer { buffer in
-      var parser = Parser(bytes: buffer)
-      parser.skipWhitespace()
-      guard parser.index < buffer.count,
-        buffer[parser.index] == 0x7B || buffer[parser.index] == 0x5B,
-        parser.value(depth: 0, into: &nodes)
+      var parser = Parser(cursor: JSONCursor(bytes: buffer))
+      parser.cursor.skipWhitespace()
+      guard parser.cursor.peek() == 0x7B || parser.cursor.peek() == 0x5B,
+        (try? parser.value(depth: 0, into: &nodes)) != nil
       else { return false }
-      parser.skipWhitespace()
-      return parser.index == buffer.count
+      parser.cursor.skipWhitespace()
+      return parser.cursor.atEnd
     }
     guard parsed else { return nil }
     self.nodes = nodes
@@ -98,80 +97,85 @@ final class FastJSONDocument {
 
   /// The decoded bytes of an escaped string between `start` and `end` (already validated).
   func unescaped(_ start: Int, _ end: Int) -> [UInt8] {
-    Self.unescape(bytes, start, end)
+    bytes.withUnsafeBufferPointer { Self.unescape($0, start, end) }
   }
 
   // MARK: - Parsing
 
+  /// Builds the node list on ``JSONCursor``'s lexing, so it accepts the same tokens as the
+  /// envelope scan; containers are its own (no trailing commas, ``maximumDepth``).
   private struct Parser {
-    let bytes: UnsafeBufferPointer<UInt8>
-    var index = 0
+    var cursor: JSONCursor
 
-    mutating func skipWhitespace() {
-      while index < bytes.count {
-        switch bytes[index] {
-        case 0x20, 0x09, 0x0A, 0x0D: index += 1
-        default: return
-        }
+    mutating func value(depth: Int, into nodes: inout [Node]) throws {
+      guard let byte = cursor.peek() else { throw cursor.failure("expected a value") }
+      let start = cursor.offset
+      let kind: Kind
+      switch byte {
+      case 0x7B: return try container(object: true, depth: depth, into: &nodes)
+      case 0x5B: return try container(object: false, depth: depth, into: &nodes)
+      case 0x22: return try string(into: &nodes, key: false)
+      case 0x74:
+        try cursor.skipLiteral("true")
+        kind = .trueValue
+      case 0x66:
+        try cursor.skipLiteral("false")
+        kind = .falseValue
+      case 0x6E:
+        try cursor.skipLiteral("null")
+        kind = .null
+      case 0x2D, 0x30...0x39:
+        kind = try cursor.skipNumber() ? .integer : .number
+      default: throw cursor.failure("unexpected byte")
       }
+      nodes.append(
+        Node(
+          kind: kind, start: Int32(start), end: Int32(cursor.offset),
+          next: Int32(nodes.count + 1), count: 0))
     }
 
-    mutating func value(depth: Int, into nodes: inout [Node]) -> Bool {
-      guard index < bytes.count else { return false }
-      switch bytes[index] {
-      case 0x7B: return container(object: true, depth: depth, into: &nodes)
-      case 0x5B: return container(object: false, depth: depth, into: &nodes)
-      case 0x22: return string(into: &nodes, key: false)
-      case 0x74: return literal("true", .trueValue, into: &nodes)
-      case 0x66: return literal("false", .falseValue, into: &nodes)
-      case 0x6E: return literal("null", .null, into: &nodes)
-      case 0x2D, 0x30...0x39: return number(into: &nodes)
-      default: return false
-      }
-    }
-
-    private mutating func container(object: Bool, depth: Int, into nodes: inout [Node]) -> Bool {
-      guard depth < FastJSONDocument.maximumDepth else { return false }
+    private mutating func container(object: Bool, depth: Int, into nodes: inout [Node]) throws {
+      guard depth < FastJSONDocument.maximumDepth else { throw cursor.failure("too deep") }
       let position = nodes.count
       nodes.append(
-        Node(kind: object ? .object : .array, start: Int32(index), end: 0, next: 0, count: 0))
-      index += 1
-      skipWhitespace()
+        Node(
+          kind: object ? .object : .array, start: Int32(cursor.offset), end: 0, next: 0,
+          count: 0))
+      cursor.offset += 1
+      cursor.skipWhitespace()
       let close: UInt8 = object ? 0x7D : 0x5D
       var count: UInt32 = 0
-      if index < bytes.count, bytes[index] == close {
-        index += 1
+      if cursor.peek() == close {
+        cursor.offset += 1
       } else {
         while true {
           if object {
-            guard index < bytes.count, bytes[index] == 0x22, string(into: &nodes, key: true)
-            else { return false }
-            skipWhitespace()
-            guard index < bytes.count, bytes[index] == 0x3A else { return false }
-            index += 1
-            skipWhitespace()
+            guard cursor.peek() == 0x22 else { throw cursor.failure("expected a member name") }
+            try string(into: &nodes, key: true)
+            cursor.skipWhitespace()
+            guard cursor.peek() == 0x3A else { throw cursor.failure("expected ':'") }
+            cursor.offset += 1
+            cursor.skipWhitespace()
           }
-          guard value(depth: depth + 1, into: &nodes) else { return false }
+          try value(depth: depth + 1, into: &nodes)
           count += 1
-          skipWhitespace()
-          guard index < bytes.count else { return false }
-          if bytes[index] == 0x2C {
-            index += 1
-            skipWhitespace()
+          cursor.skipWhitespace()
+          let next = cursor.peek()
+          cursor.offset += 1
+          if next == 0x2C {
+            cursor.skipWhitespace()
             continue
           }
-          guard bytes[index] == close else { return false }
-          index += 1
+          guard next == close else { throw cursor.failure("expected ',' or a close") }
           break
         }
       }
-      guard nodes.count < Int(Int32.max) else { return false }
+      guard nodes.count < Int(Int32.max) else { throw cursor.failure("too many values") }
       nodes[position].count = count
       nodes[position].next = Int32(nodes.count)
       if object, count > 1, Self.hasDuplicateKeys(nodes, object: position) {
         nodes[position].end = 1
       }
-      return true
     }
 
     /// Whether two keys of the object at `position` hash the same (then `JSONDecoder`
@@ -200,150 +204,28 @@ final class FastJSONDocument {
       return false
     }
 
-    private mutating func literal(
-      _ text: StaticString, _ kind: Kind, into nodes: inout [Node]
-    ) -> Bool {
-      let count = text.utf8CodeUnitCount
-      guard index + count <= bytes.count else { return false }
-      let expected = UnsafeBufferPointer(start: text.utf8Start, count: count)
-      guard expected.elementsEqual(UnsafeBufferPointer(rebasing: bytes[index..<(index + count)]))
-      else { return false }
-      nodes.append(
-        Node(
-          kind: kind, start: Int32(index), end: Int32(index + count),
-          next: Int32(nodes.count + 1), count: 0))
-      index += count
-      return true
-    }
-
-    private mutating func number(into nodes: inout [Node]) -> Bool {
-      let start = index
-      var integer = true
-      if bytes[index] == 0x2D { index += 1 }
-      guard index < bytes.count else { return false }
-      if bytes[index] == 0x30 {
-        index += 1
-      } else {
-        guard digits() else { return false }
-      }
-      if index < bytes.count, bytes[index] == 0x2E {
-        integer = false
-        index += 1
-        guard digits() else { return false }
-      }
-      if index < bytes.count, bytes[index] == 0x65 || bytes[index] == 0x45 {
-        integer = false
-        index += 1
-        if index < bytes.count, bytes[index] == 0x2B || bytes[index] == 0x2D { index += 1 }
-        guard digits() else { return false }
-      }
-      nodes.append(
-        Node(
-          kind: integer ? .integer : .number, start: Int32(start), end: Int32(index),
-          next: Int32(nodes.count + 1), count: 0))
-      return true
-    }
-
-    /// One or more decimal digits.
-    private mutating func digits() -> Bool {
-      let start = index
-      while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 { index += 1 }
-      return index > start
-    }
-
-    private mutating func string(into nodes: inout [Node], key: Bool) -> Bool {
-      index += 1
-      let start = index
-      var escaped = false
-      var ascii = true
-      while true {
-        // Plain ASCII runs, the common case, one comparison chain a byte.
-        while index < bytes.count {
-          let byte = bytes[index]
-          guard byte >= 0x20, byte < 0x80, byte != 0x22, byte != 0x5C else { break }
-          index += 1
-        }
-        guard index < bytes.count else { return false }
-        let byte = bytes[index]
-        if byte == 0x22 { break }
-        if byte < 0x20 { return false }
-        if byte >= 0x80 { ascii = false }
-        if byte == 0x5C {
-          escaped = true
-          guard escape() else { return false }
-        } else {
-          index += 1
-        }
-      }
-      let end = index
-      index += 1
-      if !ascii {
-        let run = UnsafeBufferPointer(rebasing: bytes[start..<end])
-        guard String(validating: run, as: UTF8.self) != nil else { return false }
-      }
+    private mutating func string(into nodes: inout [Node], key: Bool) throws {
+      let start = cursor.offset + 1
+      let shape = try cursor.skipString()
+      let end = cursor.offset - 1
       var node = Node(
-        kind: escaped ? .escapedString : .string, start: Int32(start), end: Int32(end),
+        kind: shape.hasEscapes ? .escapedString : .string, start: Int32(start), end: Int32(end),
         next: Int32(nodes.count + 1), count: 0)
       if key {
         // Hash what the key means, not how it is written.
         node.count =
-          escaped
-          ? FastJSONDocument.hash(FastJSONDocument.unescape(bytes, start, end))
-          : FastJSONDocument.hash(UnsafeBufferPointer(rebasing: bytes[start..<end]))
+          shape.hasEscapes
+          ? FastJSONDocument.hash(FastJSONDocument.unescape(cursor.bytes, start, end))
+          : FastJSONDocument.hash(UnsafeBufferPointer(rebasing: cursor.bytes[start..<end]))
       }
       nodes.append(node)
-      return true
-    }
-
-    /// Checks the escape at `index` (a backslash) and steps over it; `\u` surrogates must
-    /// come in pairs.
-    private mutating func escape() -> Bool {
-      guard index + 1 < bytes.count else { return false }
-      switch bytes[index + 1] {
-      case 0x22, 0x5C, 0x2F, 0x62, 0x66, 0x6E, 0x72, 0x74:
-        index += 2
-        return true
-      case 0x75:
-        guard let unit = Self.hex4(bytes, index + 2) else { return false }
-        index += 6
-        if unit >= 0xDC00, unit < 0xE000 { return false }
-        if unit >= 0xD800, unit < 0xDC00 {
-          guard index + 1 < bytes.count, bytes[index] == 0x5C, bytes[index + 1] == 0x75,
-            let low = Self.hex4(bytes, index + 2), low >= 0xDC00, low < 0xE000
-          else { return false }
-          index += 6
-        }
-        return true
-      default:
-        return false
-      }
-    }
-
-    /// The value of four hex digits at `index`, or `nil`.
-    static func hex4<Bytes: RandomAccessCollection<UInt8>>(
-      _ bytes: Bytes, _ index: Int
-    ) -> UInt16? where Bytes.Index == Int {
-      guard index + 4 <= bytes.count else { return nil }
-      var value: UInt16 = 0
-      for offset in 0..<4 {
-        let byte = bytes[index + offset]
-        let digit: UInt8
-        switch byte {
-        case 0x30...0x39: digit = byte - 0x30
-        case 0x41...0x46: digit = byte - 0x41 + 10
-        case 0x61...0x66: digit = byte - 0x61 + 10
-        default: return nil
-        }
-        value = value << 4 | UInt16(digit)
-      }
-      return value
     }
   }
 
-  /// The decoded bytes of the escaped string `bytes[start..<end]`.
-  fileprivate static func unescape<Bytes: RandomAccessCollection<UInt8>>(
-    _ bytes: Bytes, _ start: Int, _ end: Int
-  ) -> [UInt8] where Bytes.Index == Int {
+  /// The decoded bytes of the escaped string `bytes[start..<end]` (already validated).
+  fileprivate static func unescape(
+    _ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int
+  ) -> [UInt8] {
     var output: [UInt8] = []
     output.reserveCapacity(end - start)
     var index = start
@@ -355,6 +237,16 @@ final class FastJSONDocument {
         continue
       }
       let escape = bytes[index + 1]
+      if escape == 0x75 {
+        var scalar = UInt32(JSONCursor.codeUnit(in: bytes, at: index) ?? 0xFFFD)
+        index += 6
+        if scalar >= 0xD800, scalar < 0xDC00, let low = JSONCursor.codeUnit(in: bytes, at: index) {
+          scalar = 0x10000 + ((scalar - 0xD800) << 10) + (UInt32(low) - 0xDC00)
+          index += 6
+        }
+        output.append(contentsOf: String(Unicode.Scalar(scalar) ?? "\u{FFFD}").utf8)
+        continue
+      }
       index += 2
       switch escape {
       case 0x62: output.append(0x08)
@@ -362,15 +254,6 @@ final class FastJSONDocument {
       case 0x6E: output.append(0x0A)
       case 0x72: output.append(0x0D)
       case 0x74: output.append(0x09)
-      case 0x75:
-        var scalar = UInt32(Parser.hex4(bytes, index) ?? 0)
-        index += 4
-        if scalar >= 0xD800, scalar < 0xDC00 {
-          let low = UInt32(Parser.hex4(bytes, index + 2) ?? 0xDC00)
-          scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-          index += 6
-        }
-        output.append(contentsOf: String(Unicode.Scalar(scalar) ?? "\u{FFFD}").utf8)
       default: output.append(escape)  // " \ /
       }
     }
