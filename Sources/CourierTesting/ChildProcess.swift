@@ -35,20 +35,24 @@ import Foundation
     package static func run(
       _ path: String, _ arguments: [String], input: Data = Data()
     ) throws(Failure) -> Result {
-      let stdin = try socketPair()
-      let stdout = try socketPair()
-      let stderr = try socketPair()
+      // Standard input, output and error: this process's end, the child's end.
+      var pairs: [(ours: Int32, theirs: Int32)] = []
       let pid: pid_t
       do throws(Failure) {
-        pid = try spawn(path, arguments, standardStreams: (stdin.1, stdout.1, stderr.1))
+        for _ in 0..<3 { pairs.append(try socketPair()) }
+        pid = try spawn(
+          path, arguments, standardStreams: (pairs[0].theirs, pairs[1].theirs, pairs[2].theirs))
       } catch {
-        for fd in [stdin.0, stdin.1, stdout.0, stdout.1, stderr.0, stderr.1] { close(fd) }
+        // Whatever was opened before the failure, not only the pairs of a failed spawn.
+        for pair in pairs {
+          close(pair.ours)
+          close(pair.theirs)
+        }
         throw error
       }
-      close(stdin.1)
-      close(stdout.1)
-      close(stderr.1)
-      var streams = Streams(input: stdin.0, output: stdout.0, error: stderr.0, pending: input)
+      for pair in pairs { close(pair.theirs) }
+      var streams = Streams(
+        input: pairs[0].ours, output: pairs[1].ours, error: pairs[2].ours, pending: input)
       streams.pump()
       return Result(status: wait(pid), output: streams.outputData, error: streams.errorData)
     }
@@ -64,16 +68,6 @@ import Foundation
     package static func stop(_ pid: pid_t) {
       kill(pid, SIGKILL)
       _ = wait(pid)
-    }
-
-    /// The targets of a process's open descriptors (`socket:[…]`, `pipe:[…]`, paths), read
-    /// from `/proc/<pid>/fd`.
-    package static func descriptorTargets(of pid: pid_t) -> [String] {
-      let folder = "/proc/\(pid)/fd"
-      let entries = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-      return entries.compactMap {
-        try? FileManager.default.destinationOfSymbolicLink(atPath: "\(folder)/\($0)")
-      }
     }
 
     // MARK: - Spawning

@@ -46,12 +46,29 @@ public enum ProcessProbe {
   /// Count what your code opens (sockets, files) rather than every entry: Dispatch opens a
   /// timer descriptor on first use of a clock, and ThreadSanitizer opens pipes.
   public static func openDescriptors() -> [String] {
+    descriptors().sorted { $0.key < $1.key }.map { "\($0.key)→\($0.value)" }
+  }
+
+  /// The open descriptors of this process, or of the process `pid`, each with what it refers
+  /// to (`socket:[…]`, `pipe:[…]`, `anon_inode:[…]`, a path), read from `/proc/<pid>/fd`;
+  /// empty where that cannot be read. A descriptor closed between listing and reading is left
+  /// out.
+  ///
+  /// ```swift
+  /// let sockets = ProcessProbe.descriptors().filter { $0.value.hasPrefix("socket:") }
+  /// print("\(sockets.count) sockets open")
+  /// ```
+  public static func descriptors(ofProcess pid: Int32? = nil) -> [Int32: String] {
+    let folder = "/proc/\(pid.map(String.init) ?? "self")/fd"
     let manager = FileManager.default
-    let entries = (try? manager.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-    return entries.sorted { (Int($0) ?? 0) < (Int($1) ?? 0) }.map { entry in
-      let target = try? manager.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(entry)")
-      return "\(entry)→\(target ?? "?")"
+    var targets: [Int32: String] = [:]
+    for entry in (try? manager.contentsOfDirectory(atPath: folder)) ?? [] {
+      guard let number = Int32(entry),
+        let target = try? manager.destinationOfSymbolicLink(atPath: "\(folder)/\(entry)")
+      else { continue }
+      targets[number] = target
     }
+    return targets
   }
 
   /// How many sockets this process has open.

@@ -74,28 +74,11 @@ final class LoopbackPort: Sendable {
 /// Whether `/proc` describes this process's descriptors and threads (Linux).
 let hasProcFS = FileManager.default.fileExists(atPath: "/proc/self/task")
 
-/// Every open descriptor of this process and what it refers to (`socket:[123]`, `pipe:[4]`).
-func openDescriptors() -> [Int32: String] {
-  let directory = "/proc/self/fd"
-  guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
-    return [:]
-  }
-  var result: [Int32: String] = [:]
-  for name in names {
-    guard let fd = Int32(name),
-      let target = try? FileManager.default.destinationOfSymbolicLink(
-        atPath: "\(directory)/\(name)")
-    else { continue }
-    result[fd] = target
-  }
-  return result
-}
-
 /// The descriptors that are not the runtime's own eventfd/timerfd/epoll (`anon_inode:`), which
 /// Dispatch opens and closes on its worker threads as load comes and goes. The monitor uses
 /// sockets and a pipe only, so these are all it could leak.
 func ownDescriptors() -> [Int32: String] {
-  openDescriptors().filter { !$0.value.hasPrefix("anon_inode:") }
+  ProcessProbe.descriptors().filter { !$0.value.hasPrefix("anon_inode:") }
 }
 
 /// The number of live threads of this process named `name`.

@@ -516,9 +516,9 @@ private func shutdownScenario() async throws {
   _ = try? await warmUp.takeRequest(timeout: .milliseconds(1))
   warmUp.shutdown()
 
-  let baseline = openDescriptors()
+  let baseline = ProcessProbe.descriptors()
   let server = try MockServer()
-  let afterInit = openDescriptors()
+  let afterInit = ProcessProbe.descriptors()
   // The wake pipe: pipes that appeared while the server was being created.
   let serverPipes = Set(afterInit.values.filter { $0.hasPrefix("pipe:") })
     .subtracting(baseline.values)
@@ -544,7 +544,7 @@ private func shutdownScenario() async throws {
   #expect(connections.count == 20)
   #expect(serverThreads(port: port) == 21)  // 20 connections + the accept thread
   // Listener + 20 accepted + 20 client sockets.
-  #expect(descriptors(in: openDescriptors(), forPort: port).count == 41)
+  #expect(descriptors(in: ProcessProbe.descriptors(), forPort: port).count == 41)
 
   // Shutdown must not wait for the 600 s delays; the test's time limit fails a hang.
   server.shutdown()
@@ -557,7 +557,7 @@ private func shutdownScenario() async throws {
   for client in clients { client.close() }
   clients.removeAll()
 
-  let after = openDescriptors()
+  let after = ProcessProbe.descriptors()
   #expect(descriptors(in: after, forPort: port).isEmpty)
   #expect(Set(after.values).isDisjoint(with: serverPipes))
   #expect(serverThreads(port: port) == 0)
@@ -599,23 +599,6 @@ private func makeSession() -> URLSession {
   let configuration = URLSessionConfiguration.ephemeral
   configuration.timeoutIntervalForRequest = 30
   return URLSession(configuration: configuration)
-}
-
-/// Every open descriptor of this process and what it refers to (`socket:[123]`, a path, …).
-private func openDescriptors() -> [Int32: String] {
-  let directory = "/proc/self/fd"
-  guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
-    return [:]
-  }
-  var result: [Int32: String] = [:]
-  for name in names {
-    guard let fd = Int32(name),
-      let target = try? FileManager.default.destinationOfSymbolicLink(
-        atPath: "\(directory)/\(name)")
-    else { continue }
-    result[fd] = target
-  }
-  return result
 }
 
 /// The descriptors in `snapshot` that are TCP sockets with `port` at either end.

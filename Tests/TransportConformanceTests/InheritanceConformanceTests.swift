@@ -43,7 +43,7 @@ import Testing
       #expect(ours.client.count >= 1, "no client connection to port \(fixture.server.port) found")
       #expect(ours.server.count >= 2, "the listener and an accepted connection")
       let pid = try ChildProcess.start("/bin/sleep", ["30"])
-      let inherited = ChildProcess.descriptorTargets(of: pid)
+      let inherited = ProcessProbe.descriptors(ofProcess: pid).values
       ChildProcess.stop(pid)
 
       let partial = DownloadDestination(url: destination).partialURL.path
@@ -72,13 +72,7 @@ import Testing
     var server: Set<String> = []
 
     init(_ port: Int) {
-      let folder = "/proc/self/fd"
-      for entry in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
-        guard let fd = Int32(entry),
-          let target = try? FileManager.default.destinationOfSymbolicLink(
-            atPath: "\(folder)/\(entry)"),
-          target.hasPrefix("socket:")
-        else { continue }
+      for (fd, target) in ProcessProbe.descriptors() where target.hasPrefix("socket:") {
         if Self.port(of: fd, peer: true) == port { client.insert(target) }
         if Self.port(of: fd, peer: false) == port { server.insert(target) }
       }
