@@ -235,6 +235,20 @@ struct MultipartFormTests {
     #expect(scratch.contents.isEmpty)
   }
 
+  @Test("a temporary folder that does not exist fails with invalidRequest naming the file")
+  func missingTemporaryFolder() throws {
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let source = try scratch.file("a.bin", Data("x".utf8))
+    var form = MultipartForm().file("f", url: source)
+    form.temporaryDirectory = scratch.folder.appendingPathComponent("gone")
+    let error = try #require(throws: CourierError.self) { try form.encoded() }
+    #expect(error.kind == .invalidRequest)
+    #expect(error.debugMessage.contains("cannot create the multipart temporary file"))
+    #expect(error.debugMessage.contains(scratch.folder.path + "/gone/courier-multipart-"))
+    #expect((error.underlying as? POSIXError)?.code == .ENOENT, "\(error.debugDescription)")
+  }
+
   @Test("a form with a file part becomes a temporary file, 0600, deleted with the last copy")
   func temporaryFileLifetime() throws {
     let scratch = try Scratch()

@@ -423,15 +423,15 @@ private struct Layout {
   func writeTemporaryFile(in directory: URL?) throws(CourierError) -> RequestBody? {
     let folder = directory ?? FileManager.default.temporaryDirectory
     let url = folder.appendingPathComponent("courier-multipart-\(UUID().uuidString).tmp")
-    let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-    guard descriptor >= 0 else {
+    let output: FileHandle
+    do {
+      output = try CloseOnExecFile.create(url)
+    } catch {
       throw MultipartForm.failure(
-        "cannot create the multipart temporary file \(url.path): \(String(cString: strerror(errno)))"
-      )
+        "cannot create the multipart temporary file \(url.path)", underlying: error)
     }
     // The owner deletes the file if anything below fails, or once the body is released.
     let owned = RequestBody.temporaryFile(url)
-    let output = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
     do {
       for (index, part) in form.parts.enumerated() {
         try output.write(contentsOf: heads[index])

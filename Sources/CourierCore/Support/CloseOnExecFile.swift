@@ -21,13 +21,19 @@ enum CloseOnExecFile {
     try open(url, flags: O_RDONLY)
   }
 
+  /// Creates a file that must not exist yet, readable and writable by its owner only, and
+  /// opens it for writing.
+  static func create(_ url: URL) throws -> FileHandle {
+    try open(url, flags: O_WRONLY | O_CREAT | O_EXCL)
+  }
+
   private static func open(_ url: URL, flags: Int32) throws -> FileHandle {
     let descriptor = url.withUnsafeFileSystemRepresentation { path -> Int32 in
       guard let path else { return -1 }
       #if canImport(Glibc)
-        return Glibc.open(path, flags | O_CLOEXEC)
+        return Glibc.open(path, flags | O_CLOEXEC, 0o600)
       #else
-        return Darwin.open(path, flags | O_CLOEXEC)
+        return Darwin.open(path, flags | O_CLOEXEC, 0o600)
       #endif
     }
     guard descriptor >= 0 else {
