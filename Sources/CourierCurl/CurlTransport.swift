@@ -131,9 +131,16 @@ public final class CurlTransport: Transport, CustomStringConvertible {
     var response = first
     while true {
       guard (300..<400).contains(response.status),
-        let location = response.headers[.location],
-        let target = URL(string: location, relativeTo: current.url)?.absoluteURL,
-        ["http", "https"].contains(target.scheme?.lowercased() ?? ""),
+        let location = response.headers[.location]
+      else { return response }
+      guard URL(string: location, relativeTo: current.url) != nil else {
+        // As URLSession answers (its NSURLErrorBadServerResponse): the server is broken.
+        throw CourierError(
+          kind: .badResponse,
+          debugMessage: "the \(response.status) redirect's Location does not parse as a URL",
+          request: request, attempts: 1, stage: "transport")
+      }
+      guard let target = Redirect.target(ofLocation: location, from: current.url),
         let next = try policy.decide(
           original: request, previous: current, status: response.status, location: target,
           visited: visited)

@@ -120,8 +120,13 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
   )
     -> URLRequest?
   {
-    guard let location = proposed.url else { return nil }
     return state.withLock { state -> URLRequest? in
+      // The target comes from the response's own `Location`, as on every transport, not from
+      // the proposed request: FoundationNetworking proposes a `file:` or `data:` location as
+      // a path on the same server.
+      guard let value = response.value(forHTTPHeaderField: "Location"),
+        let location = Redirect.target(ofLocation: value, from: state.previous.url)
+      else { return nil }
       do throws(CourierError) {
         guard
           let next = try policy.decide(

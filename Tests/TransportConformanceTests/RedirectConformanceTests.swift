@@ -118,6 +118,68 @@ struct RedirectConformanceTests {
     #expect(response.headers[.location] == "/1")
   }
 
+  @Test(
+    "a redirect to file:, ftp:, data: or another scheme is not followed: the 302 comes back",
+    arguments: TransportKind.wire)
+  func otherSchemes(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    let locations = [
+      "file:///etc/hostname", "FILE:///etc/passwd", "ftp://127.0.0.1:1/x",
+      "gopher://127.0.0.1:1/x", "data:text/plain,hello", "httpx://a/b", "http:///no-host",
+    ]
+    fixture.server.setDispatcher { request in
+      let index = Int(request.path.dropFirst()) ?? 0
+      return request.path.count < 4
+        ? MockResponse(status: 302).addingHeader("Location", locations[index])
+        : .text("followed to \(request.path)")
+    }
+    for index in locations.indices {
+      let before = fixture.server.requestCount
+      let response = try await fixture.client.send(
+        Request(method: .get, url: fixture.server.url("/\(index)")))
+      #expect(response.status == 302, "\(locations[index]): \(response.bodyText ?? "")")
+      #expect(response.headers[.location] == locations[index])
+      #expect(fixture.server.requestCount == before + 1, "\(locations[index]) was followed")
+    }
+  }
+
+  @Test(
+    "a protocol-relative Location is followed; one that does not parse is badResponse",
+    arguments: TransportKind.wire)
+  func relativeAndBroken(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    let port = fixture.server.port
+    fixture.server.setDispatcher { request in
+      switch request.path {
+      case "/relative": MockResponse(status: 302).addingHeader("Location", "//127.0.0.1:\(port)/x")
+      case "/broken": MockResponse(status: 302).addingHeader("Location", "http://[::1")
+      default: .text("arrived at \(request.path)")
+      }
+    }
+    let response = try await fixture.client.send(Request(url: fixture.server.url("/relative")))
+    #expect(response.bodyText == "arrived at /x")
+    let error = await courierError {
+      try await fixture.client.send(Request(url: fixture.server.url("/broken")))
+    }
+    #expect(error?.kind == .badResponse)
+  }
+
+  @Test("the shared target rule: http and https only, relative values resolved")
+  func targetRule() throws {
+    let base = try #require(URL(string: "https://a.test/dir/page?q=1"))
+    #expect(
+      Redirect.target(ofLocation: "next", from: base)?.absoluteString == "https://a.test/dir/next")
+    #expect(Redirect.target(ofLocation: "/top", from: base)?.absoluteString == "https://a.test/top")
+    #expect(
+      Redirect.target(ofLocation: "//b.test/x", from: base)?.absoluteString == "https://b.test/x")
+    #expect(Redirect.target(ofLocation: "HTTP://b.test/", from: base) != nil)
+    for refused in ["file:///etc/passwd", "ftp://b.test/", "javascript:alert(1)", "http:///x"] {
+      #expect(Redirect.target(ofLocation: refused, from: base) == nil, "\(refused)")
+    }
+  }
+
   @Test("the shared rule: 307 keeps method and body, 302 POST becomes GET, ports count")
   func sharedRule() throws {
     let original = try Self.credentialed(

@@ -15,7 +15,9 @@ import Foundation
 /// Every followed hop is built by ``Redirect/nextRequest(after:status:location:)``, the rule
 /// every Courier transport shares: credentials (`Authorization`, `Proxy-Authorization`,
 /// `Cookie`) are dropped when the scheme, host or port changes, and `301`/`302` `POST` and
-/// `303` become a `GET` without a body (RFC 9110 §15.4).
+/// `303` become a `GET` without a body (RFC 9110 §15.4). Only `http` and `https` targets
+/// are followed (``Redirect/target(ofLocation:from:)``); a `Location` such as
+/// `file:///etc/passwd` leaves the `3xx` as the response.
 ///
 /// ```swift
 /// let transport = URLSessionTransport(redirectPolicy: .follow(maximum: 5))
@@ -161,6 +163,22 @@ public struct Redirect: Sendable {
       }
     }
     return next
+  }
+
+  /// The absolute URL that a redirect's `Location` value points to from `url`, or `nil` when a
+  /// transport must not follow it: the value does not parse, or its scheme is not `http` or
+  /// `https` (`file:`, `ftp:`, `data:`…: a server must not turn a request into a read of the
+  /// client's own files or another protocol). A redirect without a target comes back as the
+  /// `3xx` response it is, for the pipeline to judge, on every Courier transport.
+  ///
+  /// A relative value (`/moved`, `//host/path`, `next`) is resolved against `url`
+  /// (RFC 3986 §5).
+  public static func target(ofLocation location: String, from url: URL) -> URL? {
+    guard let target = URL(string: location, relativeTo: url)?.absoluteURL,
+      let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https",
+      target.host?.isEmpty == false
+    else { return nil }
+    return target
   }
 
   /// Whether two URLs share scheme, host and port (RFC 6454 origin).
