@@ -26,9 +26,14 @@ import Foundation
 ///   `requestBodyStreamExhausted`, `fileIsDirectory` | ``CourierError/Kind/invalidRequest`` |
 /// | `unknown` (-1) with libcurl's "transfer closed with N bytes remaining" or "Recv failure"
 ///   (Linux: the connection closed mid-body) | ``CourierError/Kind/connectionLost`` |
-/// | `unknown` (-1) with libcurl's "Error while processing content unencoding" (Linux: a
-///   `Content-Encoding` such as gzip over a body that is not encoded that way) |
+/// | `unknown` (-1) with libcurl's "Error while processing content unencoding" or
+///   "Unrecognized or bad HTTP Content or Transfer-Encoding" (Linux: a `Content-Encoding`
+///   such as gzip over a body that is not encoded that way, or one libcurl does not know) |
 ///   ``CourierError/Kind/corruptBody`` |
+/// | `unknown` (-1) with libcurl's "Invalid Content-Length", "Out of memory" (a header line
+///   over 100 KB), "Failed writing header" (a head FoundationNetworking cannot parse), "Too
+///   large response headers" (over 300 KB in all), "Nul byte in header" or "Header without
+///   colon" | ``CourierError/Kind/badResponse`` |
 /// | any code with libcurl's "… in chunked-encoding" (Linux: a broken chunk-size line),
 ///   "Unsupported response code in HTTP response" or "Received HTTP/0.9" (Linux: a status
 ///   line that is not HTTP; URLSession reports `unsupportedURL`) |
@@ -52,9 +57,11 @@ public enum URLErrorMapping {
       if message.contains("transfer closed with") || message.contains("Recv failure") {
         return .connectionLost
       }
-      if message.contains("content unencoding") { return .corruptBody }
+      if LibcurlDetail.isUndecodableBody(message) { return .corruptBody }
       if LibcurlDetail.isInvalidContentLength(message) || LibcurlDetail.isOutOfMemory(message)
         || LibcurlDetail.isRefusedResponseHead(message)
+        || LibcurlDetail.isOversizedResponseHead(message)
+        || LibcurlDetail.isMalformedHeaderLine(message)
       {
         return .badResponse
       }

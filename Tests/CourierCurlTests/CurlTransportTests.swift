@@ -47,6 +47,8 @@ struct CurlTransportTests {
     #expect(CurlErrorMapping.kind(forCode: 56, detail: chunk) == .badResponse)
     #expect(
       CurlErrorMapping.kind(forCode: 56, detail: "Connection reset by peer") == .connectionLost)
+    let oversized = "Too large response headers: 307203 > 307200"
+    #expect(CurlErrorMapping.kind(forCode: 56, detail: oversized) == .badResponse)
   }
 
   @Test(

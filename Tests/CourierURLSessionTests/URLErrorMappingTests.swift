@@ -39,6 +39,19 @@ struct URLErrorMappingTests {
     #expect(URLErrorMapping.kind(for: error(.unknown, "Out of memory soon")) == .transport)
     // URLSession's own parser refusing `HTTP/1.1 200` (no reason phrase).
     #expect(URLErrorMapping.kind(for: error(.unknown, "Failed writing header")) == .badResponse)
+    // Measured against a server sending them (libcurl 7.88 through FoundationNetworking).
+    let oversized = error(.unknown, "Too large response headers: 307203 > 307200")
+    #expect(URLErrorMapping.kind(for: oversized) == .badResponse)
+    #expect(URLErrorMapping.kind(for: error(.unknown, "Nul byte in header")) == .badResponse)
+    #expect(URLErrorMapping.kind(for: error(.unknown, "Header without colon")) == .badResponse)
+  }
+
+  @Test("a Content-Encoding libcurl does not know, or cannot decode, is corruptBody")
+  func undecodableBody() {
+    let unknown = error(.unknown, "Unrecognized or bad HTTP Content or Transfer-Encoding")
+    #expect(URLErrorMapping.kind(for: unknown) == .corruptBody)
+    let broken = error(.unknown, "Error while processing content unencoding: invalid stored block")
+    #expect(URLErrorMapping.kind(for: broken) == .corruptBody)
   }
 
   @Test("an empty reply is connectionLost, as CurlTransport reports it")

@@ -165,6 +165,41 @@ struct WireConformanceTests {
     #expect(try await fixture.client.send(Endpoint<String>(.get, "next")) == "fine")
   }
 
+  /// libcurl 7.88 stops at 300 KB of header lines in all and reports `RECV_ERROR`, "Too large
+  /// response headers", the code of a dropped connection: it was `connectionLost` on curl
+  /// (retried) and `transport` on URLSession before.
+  @Test(
+    "a response head of 20,000 small header lines (over 300 KB) is badResponse, not retried",
+    arguments: TransportKind.wire)
+  func oversizedHead(kind: TransportKind) async throws {
+    let fixture = try Fixture(
+      kind, middleware: [RetryMiddleware(policy: RetryPolicy(maximumAttempts: 3))])
+    defer { fixture.shutdown() }
+    var flood = MockResponse.text("{}")
+    for index in 0..<20_000 { flood = flood.addingHeader("X-H\(index)", "vvvvvvvvvv") }
+    fixture.server.enqueue(flood)
+    fixture.server.enqueue(.text("fine"))
+    let error = await courierError {
+      _ = try await fixture.client.send(Endpoint<Data>(.get, "flood"))
+    }
+    #expect(error?.kind == .badResponse, "\(String(reflecting: error))")
+    #expect(error?.attempts == 1)
+    #expect(try await fixture.client.send(Endpoint<String>(.get, "next")) == "fine")
+  }
+
+  @Test("a NUL byte in a response header is badResponse", arguments: TransportKind.wire)
+  func nulInHeader(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    fixture.server.enqueue(MockResponse.text("{}").addingHeader("X-Nul", "a\u{0}b"))
+    fixture.server.enqueue(.text("fine"))
+    let error = await courierError {
+      _ = try await fixture.client.send(Endpoint<Data>(.get, "nul"))
+    }
+    #expect(error?.kind == .badResponse, "\(String(reflecting: error))")
+    #expect(try await fixture.client.send(Endpoint<String>(.get, "next")) == "fine")
+  }
+
   @Test("5 MB bodies go up and come down intact", arguments: TransportKind.wire)
   func largeBodies(kind: TransportKind) async throws {
     let fixture = try Fixture(kind)

@@ -21,6 +21,28 @@ package enum LibcurlDetail {
     detail.contains("Invalid Content-Length")
   }
 
+  /// A response head over libcurl's total limit for its header lines (300 KB in 7.88: "Too
+  /// large response headers: 307203 > 307200"), reported as `RECV_ERROR` as if the
+  /// connection had dropped. Trailer fields count too.
+  package static func isOversizedResponseHead(_ detail: String) -> Bool {
+    detail.hasPrefix("Too large response headers")
+  }
+
+  /// A header line libcurl refuses (`WEIRD_SERVER_REPLY` in `CurlTransport`; `URLError` -1,
+  /// "unknown", through URLSession): a NUL byte in it, or no colon.
+  package static func isMalformedHeaderLine(_ detail: String) -> Bool {
+    detail == "Nul byte in header" || detail.hasPrefix("Header without colon")
+  }
+
+  /// A `Content-Encoding` or `Transfer-Encoding` that libcurl does not know or whose body does
+  /// not decode, as URLSession on Linux (which lets libcurl decode) reports it: `URLError` -1
+  /// with "Error while processing content unencoding" or "Unrecognized or bad HTTP Content or
+  /// Transfer-Encoding".
+  package static func isUndecodableBody(_ detail: String) -> Bool {
+    detail.contains("content unencoding")
+      || detail.contains("bad HTTP Content or Transfer-Encoding")
+  }
+
   /// URLSession on Linux refusing a response head its own parser cannot read, such as a
   /// status line without a reason phrase (`HTTP/1.1 200`, which RFC 9112 allows): its header
   /// callback fails, and libcurl reports "Failed writing header".
