@@ -66,6 +66,8 @@ final class CurlTransfer {
   /// stopped: RFC 9112 §6.3 makes that an unrecoverable error, which libcurl (7.88) does not
   /// detect itself (it uses the last value).
   private var conflictingLength = false
+  /// A `Content-Length` of more digits than an `Int64` holds (``ContentLengthField``).
+  private var lengthBeyondInt64 = false
 
   /// Configures `handle` (fresh, reset, or kept from a plain transfer) for `ticket`'s request.
   init(
@@ -485,6 +487,10 @@ final class CurlTransfer {
     while itemStart <= line.endIndex {
       let itemEnd = line[itemStart...].firstIndex(of: UInt8(ascii: ",")) ?? line.endIndex
       if let value = ContentLengthValue(line[itemStart..<itemEnd]) {
+        if case .text = value, ContentLengthField.exceedsInt64(line[itemStart..<itemEnd]) {
+          lengthBeyondInt64 = true
+          return false
+        }
         if let contentLength, contentLength != value { return false }
         contentLength = value
       }
@@ -563,8 +569,10 @@ final class CurlTransfer {
       return .failure(
         CourierError(
           kind: .badResponse,
-          debugMessage: "the response has Content-Length fields that disagree (RFC 9112 §6.3); "
-            + "the transfer was aborted",
+          debugMessage: lengthBeyondInt64
+            ? ContentLengthField.beyondInt64Message + "; the transfer was aborted"
+            : "the response has Content-Length fields that disagree (RFC 9112 §6.3); "
+              + "the transfer was aborted",
           request: request, attempts: 1, stage: "transport"))
     }
     if bodyTooLarge {

@@ -220,6 +220,14 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
           request: request, attempts: 1, stage: "transport")
         return true
       }
+      if let length = http?.value(forHTTPHeaderField: "Content-Length"),
+        ContentLengthField.exceedsInt64(value: length)
+      {
+        state.failure = CourierError(
+          kind: .badResponse, debugMessage: ContentLengthField.beyondInt64Message,
+          request: request, attempts: 1, stage: "transport")
+        return true
+      }
       guard let writer = state.writer, let http else {
         // An announced length over the limit (not encoded: libcurl would decode it to
         // something else) ends the task before any of the body arrives.

@@ -187,6 +187,27 @@ struct WireConformanceTests {
     #expect(try await fixture.client.send(Endpoint<String>(.get, "next")) == "fine")
   }
 
+  /// libcurl reads a length beyond its 64-bit `curl_off_t` as "until close": a 2-byte body
+  /// under `Content-Length: 99999999999999999999999` was a short success on both transports.
+  @Test(
+    "a Content-Length beyond Int64 is badResponse, not a body read until the close",
+    arguments: TransportKind.wire)
+  func lengthBeyondInt64(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    for length in ["99999999999999999999999", "9223372036854775808", "2, 99999999999999999999"] {
+      fixture.server.enqueue(
+        MockResponse.text("ok").addingHeader("Content-Length", length)
+          .addingHeader("Connection", "close"))
+      let error = await courierError {
+        _ = try await fixture.client.send(Endpoint<Data>(.get, "huge"))
+      }
+      #expect(error?.kind == .badResponse, "\(length): \(String(reflecting: error))")
+    }
+    fixture.server.enqueue(.text("fine"))
+    #expect(try await fixture.client.send(Endpoint<String>(.get, "next")) == "fine")
+  }
+
   @Test("a NUL byte in a response header is badResponse", arguments: TransportKind.wire)
   func nulInHeader(kind: TransportKind) async throws {
     let fixture = try Fixture(kind)
