@@ -388,4 +388,32 @@ struct PipelineTests {
     #expect(failure.reason == "The server sent a response the app could not read.")
     #expect(failure.underlying is DecodingError)
   }
+
+  @Test(
+    "a body still under a Content-Encoding nothing decoded says so: JSON, key path, envelope")
+  func undecodedEncoding() async throws {
+    var headers = HTTPHeaders()
+    try headers.set("Content-Type", "application/json")
+    try headers.set("Content-Encoding", " br ")
+    let brotli = Data([0x1B, 0x30, 0x01, 0xF8, 0x1C, 0x07, 0x9A])
+    let stub = StubTransport(fallback: StubResponse(headers: headers, body: brotli))
+    let cases: [(ResponsePipeline, Endpoint<Profile>)] = [
+      (.standard, Endpoint<Profile>(.get, "a")),
+      (.standard, Endpoint<Profile>(.get, "a").decoded(at: "data")),
+      (.envelope(.codeZero), Endpoint<Profile>(.get, "a")),
+    ]
+    for (pipeline, endpoint) in cases {
+      let failure = await courierError { try await client(stub, pipeline).send(endpoint) }
+      #expect(failure?.kind == .decoding)
+      #expect(
+        failure?.debugMessage.contains("still encoded (Content-Encoding: br)") == true,
+        "\(String(reflecting: failure))")
+    }
+    // Bad JSON without an encoding gets no such note.
+    let bad = StubTransport([.json("{not json")])
+    let failure = await courierError {
+      try await client(bad, .standard).send(Endpoint<Profile>(.get, "a"))
+    }
+    #expect(failure?.debugMessage.contains("encoded") == false)
+  }
 }

@@ -114,7 +114,8 @@ public struct EnvelopeRule: Sendable {
     do {
       ranges = try JSONScanner.locate(keyPaths, in: body)
     } catch {
-      throw Self.malformed("body is not a JSON envelope: \(error)")
+      throw Self.malformed(
+        "body is not a JSON envelope: \(error)" + response.undecodedEncodingNote)
     }
     guard let codeRange = ranges[0] else {
       throw Self.malformed("envelope has no \(codePath.debugDescription)")

@@ -45,7 +45,9 @@ extension ResponseDecoding where Value: Decodable {
           }
         } catch {
           throw CourierError(
-            kind: .decoding, debugMessage: "body is not a JSON object: \(error)")
+            kind: .decoding,
+            debugMessage: "body is not a JSON object: \(error)"
+              + context.response.undecodedEncodingNote)
         }
       }
       let isEmpty = payload.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
@@ -69,7 +71,9 @@ extension ResponseDecoding where Value: Decodable {
         return try decoder.decode(Value.self, from: payload)
       } catch {
         throw CourierError(
-          kind: .decoding, debugMessage: "could not decode \(Value.self)", underlying: error)
+          kind: .decoding,
+          debugMessage: "could not decode \(Value.self)" + context.response.undecodedEncodingNote,
+          underlying: error)
       }
     }
   }
