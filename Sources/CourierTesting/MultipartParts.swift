@@ -141,7 +141,7 @@ public enum MultipartParts {
   ///
   /// - Throws: ``ParseError`` as ``parse(_:boundary:)`` does, or the file's read error.
   public static func parse(fileAt url: URL, boundary: String) throws -> [MultipartPart] {
-    let handle = try FileHandle(forReadingFrom: url)
+    let handle = try CloseOnExecFile.forReading(url)
     defer { try? handle.close() }
     let size = Int64(try handle.seekToEnd())
     let source = Source(size: size) { offset, count in

@@ -8,22 +8,22 @@ import Foundation
 
 /// Opens files with `O_CLOEXEC`, so that a process the application starts (`posix_spawn`,
 /// `Process`, `fork` + `exec`) does not inherit a download's partial file or a multipart
-/// part's source. Foundation's `FileHandle(forWritingTo:)` and `FileHandle(forReadingFrom:)`
+/// part's source, nor a file CourierTesting reads. Foundation's `FileHandle(forWritingTo:)` and `FileHandle(forReadingFrom:)`
 /// open without it, and setting `FD_CLOEXEC` afterwards races with another thread's spawn.
-enum CloseOnExecFile {
+package enum CloseOnExecFile {
   /// Opens an existing file for writing.
-  static func forWriting(_ url: URL) throws -> FileHandle {
+  package static func forWriting(_ url: URL) throws -> FileHandle {
     try open(url, flags: O_WRONLY)
   }
 
   /// Opens an existing file for reading.
-  static func forReading(_ url: URL) throws -> FileHandle {
+  package static func forReading(_ url: URL) throws -> FileHandle {
     try open(url, flags: O_RDONLY)
   }
 
   /// Creates a file that must not exist yet, readable and writable by its owner only, and
   /// opens it for writing.
-  static func create(_ url: URL) throws -> FileHandle {
+  package static func create(_ url: URL) throws -> FileHandle {
     try open(url, flags: O_WRONLY | O_CREAT | O_EXCL)
   }
 

@@ -1,3 +1,4 @@
+import CourierCore
 import Foundation
 
 /// A response body ``MockServer`` produces piece by piece as it sends, never holding it whole:
@@ -27,7 +28,9 @@ public struct MockBodySource: Sendable {
     let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
     let path = url.path
     return MockBodySource(count: size) { offset, count in
-      guard let handle = FileHandle(forReadingAtPath: path) else { return Data() }
+      guard let handle = try? CloseOnExecFile.forReading(URL(fileURLWithPath: path)) else {
+        return Data()
+      }
       defer { try? handle.close() }
       guard (try? handle.seek(toOffset: UInt64(offset))) != nil else { return Data() }
       return (try? handle.read(upToCount: count)) ?? Data()
