@@ -27,7 +27,8 @@ import Foundation
 ///   301/302 `POST` and 303 become `GET`, 307/308 keep the method and body; a loop or too many
 ///   hops is ``CourierError/Kind/tooManyRedirects``. libcurl's own following
 ///   (`CURLOPT_FOLLOWLOCATION`) is never used. The response's headers are those of the final
-///   response only, never of an interim `1xx` or an earlier hop.
+///   response only, never of an interim `1xx` or an earlier hop. A hop that fails is reported
+///   with the caller's request, as URLSession reports it, and the hop in the message.
 /// - Request bodies in memory are handed to libcurl as they are; file bodies
 ///   (`RequestBody.file`) are streamed from disk in libcurl's buffer size and never loaded
 ///   whole.
@@ -147,7 +148,15 @@ public final class CurlTransport: Transport, CustomStringConvertible {
       else { return response }
       visited.append((next.method, next.url))
       current = next
-      response = try await loop.perform(current, limits: limits(for: current))
+      do {
+        response = try await loop.perform(current, limits: limits(for: current))
+      } catch var error as CourierError {
+        // The caller's request, as URLSession reports it; the hop goes in the message.
+        error.request = request
+        error.debugMessage += CourierError.redactingURLs(
+          in: "; on redirect hop \(visited.count - 1), to \(current.url.absoluteString)")
+        throw error
+      }
     }
   }
 

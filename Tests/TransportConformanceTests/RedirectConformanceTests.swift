@@ -166,6 +166,22 @@ struct RedirectConformanceTests {
     #expect(error?.kind == .badResponse)
   }
 
+  @Test(
+    "a hop that fails reports the caller's request, not the hop's",
+    arguments: TransportKind.wire)
+  func failedHop(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    let closed = try MockServer.closedPort()
+    fixture.server.enqueue(
+      MockResponse(status: 302).addingHeader("Location", "http://127.0.0.1:\(closed)/gone"))
+    let start = fixture.server.url("/start")
+    let error = await courierError { try await fixture.client.send(Request(url: start)) }
+    #expect(error?.kind == .cannotConnect, "\(String(reflecting: error))")
+    #expect(error?.request?.url == start)
+    if kind == .curl { #expect(error?.debugMessage.contains("on redirect hop 1") == true) }
+  }
+
   @Test("the shared target rule: http and https only, relative values resolved")
   func targetRule() throws {
     let base = try #require(URL(string: "https://a.test/dir/page?q=1"))
