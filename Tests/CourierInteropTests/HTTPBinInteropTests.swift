@@ -199,6 +199,44 @@ struct HTTPBinInteropTests {
       })
     #expect(try GzipDecompressor.decompress(sent, format: .gzip) == original)
   }
+
+  // MARK: Hostile answers a real server can give (found this round with httpbin)
+
+  @Test(
+    "/redirect-to a file: or ftp: URL is not followed: the 302 comes back",
+    arguments: Wire.allCases, ["file:///etc/passwd", "ftp://127.0.0.1/x"])
+  func redirectToOtherScheme(wire: Wire, target: String) async throws {
+    let client = try makeClient(wire)
+    let endpoint = Endpoint<Data>(.get, "redirect-to").query("url", target)
+      .accepting(AcceptedStatuses([200...399]))
+    let response = try await client.response(for: endpoint).response
+    #expect(response.status == 302)
+    #expect(response.headers[.location] == target)
+  }
+
+  @Test(
+    "a Content-Length beyond 2^63 - 1 is badResponse, not a body read until the close",
+    arguments: Wire.allCases)
+  func lengthBeyondInt64(wire: Wire) async throws {
+    let client = try makeClient(wire)
+    let error = await courierError {
+      _ = try await client.send(
+        Endpoint<Data>(.get, "response-headers").query("Content-Length", "99999999999999999999"))
+    }
+    #expect(error?.kind == .badResponse, "\(String(reflecting: error))")
+  }
+
+  @Test("/brotli: URLSession decodes it; over curl the failure says the body is still br")
+  func brotli() async throws {
+    let decoded = try await makeClient(.urlSession).send(Endpoint<Echo>(.get, "brotli"))
+    #expect(decoded.headers?["Host"] != nil)
+    let error = await courierError {
+      _ = try await makeClient(.curl).send(Endpoint<Echo>(.get, "brotli"))
+    }
+    #expect(error?.kind == .decoding)
+    #expect(
+      error?.debugMessage.contains("Content-Encoding: br") == true, "\(String(reflecting: error))")
+  }
 }
 
 /// Where the httpbin server is, from `COURIER_HTTPBIN_URL`.
