@@ -62,12 +62,11 @@ final class CurlTransfer {
   private var headersComplete = false
   /// The current response's `Content-Length` value, once one was seen.
   private var contentLength: ContentLengthValue?
-  /// The response carried `Content-Length` values that disagree, and the transfer was
-  /// stopped: RFC 9112 §6.3 makes that an unrecoverable error, which libcurl (7.88) does not
-  /// detect itself (it uses the last value).
-  private var conflictingLength = false
-  /// A `Content-Length` of more digits than an `Int64` holds (``ContentLengthField``).
-  private var lengthBeyondInt64 = false
+  /// Why the response's `Content-Length` was refused and the transfer stopped: values that
+  /// disagree, or one beyond what an `Int64` holds (``ContentLengthField``). RFC 9112 §6.3
+  /// makes either an unrecoverable error, which libcurl (7.88) does not detect itself (it uses
+  /// the last value, and reads a length it cannot hold as "until the close").
+  private var refusedLength: String?
 
   /// Configures `handle` (fresh, reset, or kept from a plain transfer) for `ticket`'s request.
   init(
@@ -460,9 +459,9 @@ final class CurlTransfer {
       return receivedHead() ? count : 0
     }
     guard !headersComplete else { return count }
-    guard agreesOnContentLength(UnsafeRawBufferPointer(rebasing: line[0..<end])) else {
+    if let refusal = refusedContentLength(UnsafeRawBufferPointer(rebasing: line[0..<end])) {
       // Any count but the one given aborts the transfer (CURLE_WRITE_ERROR).
-      conflictingLength = true
+      refusedLength = refusal
       return 0
     }
     // Room for a usual head at once, rather than growing it line by line (three `malloc`s
@@ -476,27 +475,29 @@ final class CurlTransfer {
   /// The bytes first set aside for the response's header lines: most heads fit.
   static let headCapacity = 512
 
-  /// Whether `line`, if it is a `Content-Length` field, repeats the value seen so far (a list
-  /// such as `5, 5` counts as its values); a different value is a conflict. Read byte by byte:
-  /// it runs for every header line, under the engine lock.
-  private func agreesOnContentLength(_ line: UnsafeRawBufferPointer) -> Bool {
+  /// Why `line`, if it is a `Content-Length` field, is refused, or `nil`: a value other than
+  /// the one seen so far (a list such as `5, 5` counts as its values) is a conflict, and so
+  /// is a value beyond `Int64`. Read byte by byte: it runs for every header line, under the
+  /// engine lock.
+  private func refusedContentLength(_ line: UnsafeRawBufferPointer) -> String? {
     guard let valueStart = ReceivedHeaderLines.valueStart(in: line, named: "Content-Length")
-    else { return true }
+    else { return nil }
     // The items between commas, walked in place (`split` built an array for every response).
     var itemStart = valueStart
     while itemStart <= line.endIndex {
       let itemEnd = line[itemStart...].firstIndex(of: UInt8(ascii: ",")) ?? line.endIndex
       if let value = ContentLengthValue(line[itemStart..<itemEnd]) {
         if case .text = value, ContentLengthField.exceedsInt64(line[itemStart..<itemEnd]) {
-          lengthBeyondInt64 = true
-          return false
+          return ContentLengthField.beyondInt64Message
         }
-        if let contentLength, contentLength != value { return false }
+        if let contentLength, contentLength != value {
+          return "the response has Content-Length fields that disagree (RFC 9112 §6.3)"
+        }
         contentLength = value
       }
       itemStart = itemEnd + 1
     }
-    return true
+    return nil
   }
 
   /// One `Content-Length` value without its white space: a number when it is a short run of
@@ -565,14 +566,10 @@ final class CurlTransfer {
       downloadFailure.request = request
       return .failure(downloadFailure)
     }
-    if conflictingLength {
+    if let refusedLength {
       return .failure(
         CourierError(
-          kind: .badResponse,
-          debugMessage: lengthBeyondInt64
-            ? ContentLengthField.beyondInt64Message + "; the transfer was aborted"
-            : "the response has Content-Length fields that disagree (RFC 9112 §6.3); "
-              + "the transfer was aborted",
+          kind: .badResponse, debugMessage: refusedLength + "; the transfer was aborted",
           request: request, attempts: 1, stage: "transport"))
     }
     if bodyTooLarge {

@@ -134,14 +134,18 @@ public final class CurlTransport: Transport, CustomStringConvertible {
       guard (300..<400).contains(response.status),
         let location = response.headers[.location]
       else { return response }
-      guard URL(string: location, relativeTo: current.url) != nil else {
-        // As URLSession answers (its NSURLErrorBadServerResponse): the server is broken.
-        throw CourierError(
-          kind: .badResponse,
-          debugMessage: "the \(response.status) redirect's Location does not parse as a URL",
-          request: request, attempts: 1, stage: "transport")
+      guard let target = Redirect.target(ofLocation: location, from: current.url) else {
+        // As URLSession answers one that does not parse (NSURLErrorBadServerResponse): the
+        // server is broken. Another scheme leaves the 3xx as the response.
+        guard URL(string: location, relativeTo: current.url) != nil else {
+          throw CourierError(
+            kind: .badResponse,
+            debugMessage: "the \(response.status) redirect's Location does not parse as a URL",
+            request: request, attempts: 1, stage: "transport")
+        }
+        return response
       }
-      guard let target = Redirect.target(ofLocation: location, from: current.url),
+      guard
         let next = try policy.decide(
           original: request, previous: current, status: response.status, location: target,
           visited: visited)

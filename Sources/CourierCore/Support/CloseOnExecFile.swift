@@ -7,9 +7,10 @@ import Foundation
 #endif
 
 /// Opens files with `O_CLOEXEC`, so that a process the application starts (`posix_spawn`,
-/// `Process`, `fork` + `exec`) does not inherit a download's partial file or a multipart
-/// part's source, nor a file CourierTesting reads. Foundation's `FileHandle(forWritingTo:)` and `FileHandle(forReadingFrom:)`
-/// open without it, and setting `FD_CLOEXEC` afterwards races with another thread's spawn.
+/// `Process`, `fork` + `exec`) does not inherit a download's partial file, a multipart part's
+/// source or temporary file, or a file CourierTesting reads. Foundation's
+/// `FileHandle(forWritingTo:)` and `FileHandle(forReadingFrom:)` open without it, and setting
+/// `FD_CLOEXEC` afterwards races with another thread's spawn.
 package enum CloseOnExecFile {
   /// Opens an existing file for writing.
   package static func forWriting(_ url: URL) throws -> FileHandle {

@@ -8,19 +8,25 @@
 /// discarded.
 package enum ContentLengthField {
   /// Whether one item of a `Content-Length` value (between commas) is a run of digits whose
-  /// number does not fit in an `Int64`.
+  /// number does not fit in an `Int64`. Read in place, without allocating: URLSessionTransport checks every response's value.
   package static func exceedsInt64<Item: Collection<UInt8>>(_ item: Item) -> Bool {
-    var digits: [UInt8] = []
+    var value: Int64 = 0
+    var overflows = false
     for byte in item where byte != 0x20 && byte != 0x09 {
       guard ASCII.isDigit(byte) else { return false }
-      digits.append(byte)
+      let (tens, first) = value.multipliedReportingOverflow(by: 10)
+      let (sum, second) = tens.addingReportingOverflow(Int64(byte &- UInt8(ascii: "0")))
+      overflows = overflows || first || second
+      value = sum
     }
-    return !digits.isEmpty && Int64(String(decoding: digits, as: UTF8.self)) == nil
+    return overflows
   }
 
   /// Whether any item of the `Content-Length` value `value` is digits beyond `Int64.max`.
   package static func exceedsInt64(value: String) -> Bool {
-    value.utf8.split(separator: UInt8(ascii: ",")).contains { exceedsInt64($0) }
+    // Int64.max has 19 digits: a shorter value (every usual one) is not split at all.
+    value.utf8.count >= 19
+      && value.utf8.split(separator: UInt8(ascii: ",")).contains { exceedsInt64($0) }
   }
 
   /// The developer message for a response refused by ``exceedsInt64(value:)``.

@@ -168,8 +168,9 @@ public struct Redirect: Sendable {
   /// The absolute URL that a redirect's `Location` value points to from `url`, or `nil` when a
   /// transport must not follow it: the value does not parse, or its scheme is not `http` or
   /// `https` (`file:`, `ftp:`, `data:`…: a server must not turn a request into a read of the
-  /// client's own files or another protocol). A redirect without a target comes back as the
-  /// `3xx` response it is, for the pipeline to judge, on every Courier transport.
+  /// client's own files or another protocol). On every Courier transport a redirect to
+  /// another scheme comes back as the `3xx` response it is, for the pipeline to judge, and
+  /// one whose `Location` does not parse fails with ``CourierError/Kind/badResponse``.
   ///
   /// A relative value (`/moved`, `//host/path`, `next`) is resolved against `url`
   /// (RFC 3986 §5).

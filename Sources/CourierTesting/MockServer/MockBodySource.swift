@@ -26,11 +26,8 @@ public struct MockBodySource: Sendable {
   public static func file(_ url: URL) throws -> MockBodySource {
     let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
     let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
-    let path = url.path
     return MockBodySource(count: size) { offset, count in
-      guard let handle = try? CloseOnExecFile.forReading(URL(fileURLWithPath: path)) else {
-        return Data()
-      }
+      guard let handle = try? CloseOnExecFile.forReading(url) else { return Data() }
       defer { try? handle.close() }
       guard (try? handle.seek(toOffset: UInt64(offset))) != nil else { return Data() }
       return (try? handle.read(upToCount: count)) ?? Data()
