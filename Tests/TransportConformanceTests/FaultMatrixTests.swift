@@ -22,7 +22,13 @@ struct FaultMatrixTests {
     let outcome = try await run(cell)
     let expected = cell.expected
     FaultMatrixReport.record(cell, outcome)
-    #expect(outcome.kind == expected.kind, "\(outcome.detail)")
+    if let knownIssue = cell.knownIssue {
+      withKnownIssue(knownIssue) {
+        #expect(outcome.kind == expected.kind, "\(outcome.detail)")
+      }
+    } else {
+      #expect(outcome.kind == expected.kind, "\(outcome.detail)")
+    }
     #expect(outcome.attempts == expected.attempts)
     let bound = cell.fault.bound(for: cell.client, over: cell.transport)
     #expect(outcome.elapsed < bound, "\(outcome.elapsed)")
@@ -74,8 +80,10 @@ struct FaultMatrixTests {
     do {
       let body = try await client.response(for: endpoint).value
       detail = "\(body.count) body bytes"
-      if fault == .badGzipCRC, body.starts(with: [0x1f, 0x8b]) {
+      if fault == .badGzipCRC || fault == .truncatedGzip, body.starts(with: [0x1f, 0x8b]) {
         kind = "success (body still gzip)"
+      } else if fault == .truncatedGzip {
+        kind = "success (\(body.count) of 1000 bytes)"
       }
     } catch {
       kind = error.kind.name
@@ -122,6 +130,7 @@ enum Fault: String, Sendable, CaseIterable {
   case duplicatedContentLength
   case brokenChunking
   case badGzipCRC
+  case truncatedGzip
   case endlessBody
   case retryAfterSeconds
   case retryAfterDate
@@ -141,6 +150,7 @@ enum Fault: String, Sendable, CaseIterable {
     case .duplicatedContentLength: "duplicatedContentLength"
     case .brokenChunking: "brokenChunking"
     case .badGzipCRC: "gzip, bad CRC"
+    case .truncatedGzip: "gzip cut in half, length complete"
     case .endlessBody: "endlessBody (1 MiB limit)"
     case .retryAfterSeconds: "503 + Retry-After: 1, then 200"
     case .retryAfterDate: "503 + Retry-After: date (+2 s), then 200"
@@ -165,6 +175,7 @@ enum Fault: String, Sendable, CaseIterable {
     case .duplicatedContentLength: MockResponse(body: body, fault: .duplicatedContentLength)
     case .brokenChunking: MockResponse(body: body, fault: .brokenChunking)
     case .badGzipCRC: .gzip(Data(#"{"ok":true}"#.utf8), corruptCRC: true)
+    case .truncatedGzip: Self.firstHalf(of: .gzip(body, contentType: "text/plain"))
     case .endlessBody: MockResponse(fault: .endlessBody)
     case .retryAfterSeconds:
       attempt == 1 ? MockResponse(status: 503).retryAfter(seconds: 1) : .text("ok")
@@ -172,6 +183,14 @@ enum Fault: String, Sendable, CaseIterable {
       attempt == 1
         ? MockResponse(status: 503).retryAfter(date: Date().addingTimeInterval(2)) : .text("ok")
     }
+  }
+
+  /// `response` with the first half of its body, sent with a `Content-Length` that matches:
+  /// the HTTP framing is complete, the content inside it is cut.
+  private static func firstHalf(of response: MockResponse) -> MockResponse {
+    var cut = response
+    cut.body = response.body.prefix(response.body.count / 2)
+    return cut
   }
 
   /// The longest a cell may take over `transport`.
@@ -234,6 +253,18 @@ struct Cell: Sendable, CustomTestStringConvertible {
     "\(fault.label) | \(client.rawValue) \(method.rawValue) | \(transport.testDescription)"
   }
 
+  /// Why the cell's transport ends otherwise than ``expected`` says it should, where it does.
+  var knownIssue: Comment? {
+    if fault == .truncatedGzip && transport == .urlSession {
+      return """
+        FoundationNetworking's libcurl decodes gzip itself and does not check that the member \
+        ended (no CRC-32, no length): a cut member arrives as a shorter plain body, too late \
+        for GzipMiddleware to tell
+        """
+    }
+    return nil
+  }
+
   /// The expected kind (or `success`) and the number of requests the server sees.
   ///
   /// GET is retried by the preset on `timedOut` and `connectionLost` (3 attempts in all);
@@ -258,6 +289,11 @@ struct Cell: Sendable, CustomTestStringConvertible {
     case .badGzipCRC:
       // CurlTransport does not decode; without the preset's GzipMiddleware the body arrives
       // still encoded. URLSession on Linux decodes (and checks the CRC) itself.
+      if client == .plain && curl { return ("success (body still gzip)", 1) }
+      return ("corruptBody", 1)
+    case .truncatedGzip:
+      // The same over curl. URLSession's libcurl decodes what it has and never checks that the
+      // member ended: see `knownIssue`.
       if client == .plain && curl { return ("success (body still gzip)", 1) }
       return ("corruptBody", 1)
     case .endlessBody: return ("bodyTooLarge", 1)
