@@ -34,6 +34,10 @@ import Foundation
 ///   over 100 KB), "Failed writing header" (a head FoundationNetworking cannot parse), "Too
 ///   large response headers" (over 300 KB in all), "Nul byte in header" or "Header without
 ///   colon" | ``CourierError/Kind/badResponse`` |
+/// | `unknown` (-1) with libcurl's "SSL certificate problem: …" (an untrusted, expired or
+///   self-signed certificate), "SSL: …" (a certificate for another host name), "OpenSSL
+///   SSL_connect: …" or OpenSSL's "… SSL routines …" (a handshake that broke off) |
+///   ``CourierError/Kind/secureConnectionFailed`` |
 /// | any code with libcurl's "… in chunked-encoding" (Linux: a broken chunk-size line),
 ///   "Unsupported response code in HTTP response" or "Received HTTP/0.9" (Linux: a status
 ///   line that is not HTTP; URLSession reports `unsupportedURL`) |
@@ -58,6 +62,7 @@ public enum URLErrorMapping {
         return .connectionLost
       }
       if LibcurlDetail.isUndecodableBody(message) { return .corruptBody }
+      if LibcurlDetail.isTLSFailure(message) { return .secureConnectionFailed }
       if LibcurlDetail.isInvalidContentLength(message) || LibcurlDetail.isOutOfMemory(message)
         || LibcurlDetail.isRefusedResponseHead(message)
         || LibcurlDetail.isOversizedResponseHead(message)

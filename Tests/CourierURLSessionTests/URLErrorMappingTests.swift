@@ -54,6 +54,22 @@ struct URLErrorMappingTests {
     #expect(URLErrorMapping.kind(for: broken) == .corruptBody)
   }
 
+  @Test("a failed TLS handshake is secureConnectionFailed, not transport")
+  func tlsFailures() {
+    // As URLSession on Linux reported them against httpbin over TLS with a certificate from a
+    // private CA, by another name, and against a server that does not speak TLS.
+    for message in [
+      "SSL certificate problem: unable to get local issuer certificate",
+      "SSL certificate problem: certificate has expired",
+      "SSL: no alternative certificate subject name matches target host name 'localhost'",
+      "OpenSSL SSL_connect: SSL_ERROR_SYSCALL in connection to 127.0.0.1:18556 ",
+      "error:0A00010B:SSL routines::wrong version number",
+    ] {
+      #expect(URLErrorMapping.kind(for: error(.unknown, message)) == .secureConnectionFailed)
+    }
+    #expect(URLErrorMapping.kind(for: error(.unknown, "SSL is mentioned here")) == .transport)
+  }
+
   @Test("an empty reply is connectionLost, as CurlTransport reports it")
   func emptyReply() {
     let empty = error(.badServerResponse, "Empty reply from server")

@@ -50,6 +50,20 @@ package enum LibcurlDetail {
     detail == "Failed writing header"
   }
 
+  /// A TLS handshake that failed, as libcurl 7.88 with OpenSSL words it: the server's
+  /// certificate not trusted, expired or for another name ("SSL certificate problem: …",
+  /// "SSL: no alternative certificate subject name matches target host name …"), a pinned key
+  /// that does not match ("SSL: public key does not match pinned public key"), or a handshake
+  /// that broke off ("OpenSSL SSL_connect: …", "error:0A00010B:SSL routines::wrong version
+  /// number"). URLSession on Linux reports all of them as `URLError` -1, "unknown".
+  package static func isTLSFailure(_ detail: String) -> Bool {
+    detail.hasPrefix("SSL certificate problem") || detail.hasPrefix("SSL: ")
+      || detail.hasPrefix("OpenSSL SSL_connect") || detail.contains("SSL routines")
+      || detail == "SSL connect error"
+      || detail == "SSL peer certificate or SSH remote key was not OK"
+      || detail.hasPrefix("error setting certificate")
+  }
+
   /// libcurl 7.88's only words for a response header line over 100 KB
   /// (`CURL_MAX_HTTP_HEADER`): `OUT_OF_MEMORY`, "Out of memory", with no detail of its own.
   /// A real allocation failure reads the same, and on Linux, which overcommits memory, is far
