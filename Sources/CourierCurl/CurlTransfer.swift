@@ -31,7 +31,11 @@ final class CurlTransfer {
   private var bodyCopy: UnsafeMutableRawBufferPointer?
   /// The descriptor of a file request body, streamed by the read callback.
   private var file: Int32 = -1
-  private var fileFailed = false
+  /// The file body's length when the transfer started: what `Content-Length` says.
+  private var fileLength: Int64 = 0
+  /// Why reading the file body stopped the transfer: a read error, or a file cut short while
+  /// it was sent.
+  private var fileFailure: String?
 
   private var body = Data()
   private var bodyStarted = false
@@ -248,6 +252,7 @@ final class CurlTransfer {
         request: request, attempts: 1, stage: "transport")
     }
     file = descriptor
+    fileLength = Int64(info.st_size)
     try check(
       courier_curl_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(info.st_size)))
   }
@@ -527,7 +532,16 @@ final class CurlTransfer {
   private func readFile(into buffer: UnsafeMutablePointer<CChar>, count: Int) -> Int {
     let read = read(file, buffer, count)
     guard read >= 0 else {
-      fileFailed = true
+      fileFailure = "the file body could not be read: \(String(cString: strerror(errno)))"
+      return courier_curl_readfunc_abort
+    }
+    // libcurl stops asking once it has the length it sent as `Content-Length`, so an end of
+    // file before that means the file was cut short while it was sent. Left to libcurl, the
+    // upload would end there and the server would wait for the rest until a timeout.
+    if read == 0, case let offset = Int64(lseek(file, 0, SEEK_CUR)), offset < fileLength {
+      fileFailure =
+        "the file body was cut short while it was sent: it had \(fileLength) bytes when the "
+        + "request started (its Content-Length), and it ended after \(max(0, offset))"
       return courier_curl_readfunc_abort
     }
     return read
@@ -583,9 +597,9 @@ final class CurlTransfer {
     let detail = String(cString: errorBuffer)
     var error = CurlErrorMapping.courierError(
       code: Int(code.rawValue), detail: detail, request: request)
-    if fileFailed {
+    if let fileFailure {
       error.kind = .invalidRequest
-      error.debugMessage += "; the file body could not be read"
+      error.debugMessage = fileFailure + "; the transfer was aborted (\(error.debugMessage))"
     }
     return .failure(error)
   }

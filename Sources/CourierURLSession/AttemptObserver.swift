@@ -194,10 +194,33 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
 
   // MARK: - Body
 
+  /// Fails the attempt when the file body is now shorter than the length URLSession took when
+  /// the task started (and sent as `Content-Length`). URLSession would send what is left and
+  /// end the upload short, and the server would wait for the rest until a timeout; this
+  /// check, at each piece sent, catches the cut while the upload is still moving.
+  private func checkLength(of file: URL, sent: Int64, expected: Int64, task: URLSessionTask) {
+    var info = stat()
+    guard stat(file.path, &info) == 0, Int64(info.st_size) < expected else { return }
+    let failed = state.withLock { state -> Bool in
+      guard state.failure == nil else { return false }
+      state.failure = CourierError(
+        kind: .invalidRequest,
+        debugMessage: "the file body was cut short while it was sent: it had \(expected) bytes "
+          + "when the request started (its Content-Length), and has \(info.st_size) now, with "
+          + "\(sent) sent; the task was cancelled",
+        request: request, attempts: 1, stage: "transport")
+      return true
+    }
+    if failed { Self.cancel(task, on: controlQueue) }
+  }
+
   func urlSession(
     _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
     totalBytesSent: Int64, totalBytesExpectedToSend: Int64
   ) {
+    if let file = request.body.fileURL, totalBytesSent < totalBytesExpectedToSend {
+      checkLength(of: file, sent: totalBytesSent, expected: totalBytesExpectedToSend, task: task)
+    }
     guard let uploadProgress else { return }
     state.withLock { $0.bodySent = max($0.bodySent, totalBytesSent) }
     uploadProgress.update(
