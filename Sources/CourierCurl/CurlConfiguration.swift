@@ -110,8 +110,10 @@ extension CurlTransport {
     /// HTTP/1.1 only (`CURL_HTTP_VERSION_1_1`).
     public static let http1 = HTTPVersion(name: "HTTP/1.1")
     /// HTTP/2 where TLS negotiates it with ALPN, HTTP/1.1 otherwise
-    /// (`CURL_HTTP_VERSION_2TLS`). Opt-in: HTTP/2 without TLS (prior knowledge) is not offered,
-    /// because Debian's libcurl 7.88 has known bugs there.
+    /// (`CURL_HTTP_VERSION_2TLS`). Requests to one host share one connection as streams:
+    /// requests that start while the first connection is still being made wait for it
+    /// (`CURLOPT_PIPEWAIT`) instead of opening their own. Opt-in: HTTP/2 without TLS (prior
+    /// knowledge) is not offered, because Debian's libcurl 7.88 has known bugs there.
     public static let http2 = HTTPVersion(name: "HTTP/2 over TLS")
 
     /// `HTTP/1.1` or `HTTP/2 over TLS`.

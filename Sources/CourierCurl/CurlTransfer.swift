@@ -143,10 +143,15 @@ final class CurlTransfer {
     try set(CURLOPT_NOSIGNAL, 1)
     try check(courier_curl_easy_open_sockets_close_on_exec(easy))
     try set(CURLOPT_PROTOCOLS_STR, string: "http,https")
-    try set(
-      CURLOPT_HTTP_VERSION,
-      configuration.httpVersion == .http2
-        ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1)
+    if configuration.httpVersion == .http2 {
+      try set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS)
+      // Requests that start together wait for the first connection's ALPN answer and then
+      // share it as HTTP/2 streams, instead of each opening a TLS connection of its own (64 at
+      // once against nginx opened 8 connections without it, the per-host limit, and 1 with it).
+      try set(CURLOPT_PIPEWAIT, 1)
+    } else {
+      try set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
+    }
     try set(CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(configuration.connectTimeout))
     if let idle = configuration.idleTimeout {
       try set(CURLOPT_LOW_SPEED_LIMIT, 1)

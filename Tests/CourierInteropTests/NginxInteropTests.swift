@@ -1,0 +1,226 @@
+import Courier
+import Foundation
+import Testing
+
+/// Courier against nginx 1.22 (Debian's), a server nobody here wrote, configured by `.ci/run`:
+/// HTTP/1.1 on one port, TLS with HTTP/2 (ALPN) on another with the private CA's certificate
+/// of ``TLSInteropTests``. Each `/protocol`-style answer echoes nginx's own view of the request:
+/// the protocol, the connection's serial number and how many requests that connection has
+/// carried.
+///
+/// `.ci/run` passes `COURIER_NGINX_URL`, `COURIER_NGINX_TLS_URL` and `COURIER_TLS_CA_BUNDLE`;
+/// without them every test here is skipped with that message. The locations (see `.ci/run`):
+/// `/protocol`; `/limited` (`keepalive_requests 3`); `/upload` (`client_max_body_size 1k`,
+/// so a larger body gets `413` before nginx reads it); `/drop` (`return 444`: the connection
+/// closes without a response); `/data.json` (gzip on); `/files/pattern.bin` (8 MiB, byte `i`
+/// is `i % 251`, sent at 1 MB/s to a request with `X-Slow`).
+@Suite(
+  "Interop with nginx", .serialized, .timeLimit(.minutes(2)),
+  .enabled(
+    if: Nginx.plainURL != nil && Nginx.tlsURL != nil && TLSServer.caBundle != nil,
+    """
+    skipped: set COURIER_NGINX_URL, COURIER_NGINX_TLS_URL and COURIER_TLS_CA_BUNDLE (.ci/run \
+    configures and starts nginx)
+    """))
+struct NginxInteropTests {
+  /// nginx's view of one request.
+  struct Seen: Decodable, Sendable {
+    let protocolName: String
+    let connection: String
+    let requests: String
+
+    enum CodingKeys: String, CodingKey {
+      case protocolName = "protocol"
+      case connection, requests
+    }
+  }
+
+  /// Where a client sends, and over what.
+  enum Route: String, CaseIterable, Sendable, CustomStringConvertible {
+    /// URLSessionTransport on the plain port (it cannot trust the private CA on Linux).
+    case urlSession
+    /// CurlTransport, HTTP/1.1, on the plain port.
+    case curl
+    /// CurlTransport with the HTTP/2 opt-in, on the TLS port.
+    case curlHTTP2
+    var description: String { rawValue }
+  }
+
+  /// A transport for `route` and the base URL it sends to.
+  private func make(_ route: Route) throws -> (any Transport, URL, @Sendable () -> Void) {
+    switch route {
+    case .urlSession:
+      let transport = URLSessionTransport()
+      return (transport, try #require(Nginx.plainURL), { transport.shutdown() })
+    case .curl:
+      let transport = CurlTransport()
+      return (transport, try #require(Nginx.plainURL), { transport.shutdown() })
+    case .curlHTTP2:
+      let transport = Self.curlHTTP2()
+      return (transport, try #require(Nginx.tlsURL), { transport.shutdown() })
+    }
+  }
+
+  private static func curlHTTP2() -> CurlTransport {
+    var configuration = CurlTransport.Configuration.standard
+    configuration.tls = CurlTransport.TLS(caBundlePath: TLSServer.caBundle)
+    configuration.httpVersion = .http2
+    return CurlTransport(configuration: configuration)
+  }
+
+  @Test("the HTTP/2 opt-in speaks HTTP/2 over TLS, HTTP/1.1 without TLS; the default HTTP/1.1")
+  func protocols() async throws {
+    let (plainURL, tlsURL) = (try #require(Nginx.plainURL), try #require(Nginx.tlsURL))
+    let http2 = Self.curlHTTP2()
+    defer { http2.shutdown() }
+    let overTLS = try await Client(baseURL: tlsURL, transport: http2)
+      .send(Endpoint<Seen>(.get, "protocol"))
+    #expect(overTLS.protocolName == "HTTP/2.0")
+    let plain = try await Client(baseURL: plainURL, transport: http2)
+      .send(Endpoint<Seen>(.get, "protocol"))
+    #expect(plain.protocolName == "HTTP/1.1")
+
+    var configuration = CurlTransport.Configuration.standard
+    configuration.tls = CurlTransport.TLS(caBundlePath: TLSServer.caBundle)
+    let http1 = CurlTransport(configuration: configuration)
+    defer { http1.shutdown() }
+    let defaultVersion = try await Client(baseURL: tlsURL, transport: http1)
+      .send(Endpoint<Seen>(.get, "protocol"))
+    #expect(defaultVersion.protocolName == "HTTP/1.1")
+  }
+
+  @Test("64 requests at once over HTTP/2 share one connection as streams")
+  func multiplexing() async throws {
+    let transport = Self.curlHTTP2()
+    defer { transport.shutdown() }
+    let tlsURL = try #require(Nginx.tlsURL)
+    let client = Client(baseURL: tlsURL, transport: transport)
+    let seen = try await withThrowingTaskGroup(of: Seen.self) { group in
+      for _ in 0..<64 { group.addTask { try await client.send(Endpoint<Seen>(.get, "protocol")) } }
+      return try await group.reduce(into: []) { $0.append($1) }
+    }
+    #expect(seen.count == 64)
+    #expect(seen.allSatisfy { $0.protocolName == "HTTP/2.0" })
+    #expect(Set(seen.map(\.connection)).count == 1, "\(Set(seen.map(\.connection)))")
+    #expect(transport.openedConnections == 1)
+  }
+
+  // Not over HTTP/2: nginx applies a location's `keepalive_requests` to HTTP/1.1 connections
+  // only (an HTTP/2 connection takes the server's, 1,000 by default).
+  @Test(
+    "nginx closing a connection after 3 requests: 10 in a row all succeed, without retry",
+    arguments: [Route.urlSession, .curl])
+  func keepAliveLimit(route: Route) async throws {
+    let (transport, base, shutdown) = try make(route)
+    defer { shutdown() }
+    let client = Client(baseURL: base, transport: transport)
+    var connections: [String: Int] = [:]
+    for _ in 0..<10 {
+      let seen = try await client.send(Endpoint<Seen>(.get, "limited"))
+      connections[seen.connection, default: 0] += 1
+    }
+    #expect(connections.values.allSatisfy { $0 <= 3 }, "\(connections)")
+    #expect(connections.count >= 4, "\(connections)")
+  }
+
+  @Test(
+    "an 8 MiB upload nginx refuses before reading it is the 413, at once, from memory and file",
+    arguments: Route.allCases)
+  func earlyRefusal(route: Route) async throws {
+    let (transport, base, shutdown) = try make(route)
+    defer { shutdown() }
+    let client = Client.standard(baseURL: base, transport: transport, locale: "en")
+    let body = Data(repeating: 0x62, count: 8 << 20)
+    let file = FileManager.default.temporaryDirectory
+      .appendingPathComponent("courier-nginx-413-\(UUID().uuidString).bin")
+    try body.write(to: file)
+    defer { try? FileManager.default.removeItem(at: file) }
+    for endpoint in [
+      Endpoint<Data>(.post, "upload").body(body, contentType: "application/octet-stream"),
+      Endpoint<Data>(.put, "upload").fileBody(file, contentType: "application/octet-stream"),
+    ] {
+      let clock = ContinuousClock()
+      let start = clock.now
+      let error = await courierError { _ = try await client.send(endpoint) }
+      #expect(error?.kind == .httpStatus, "\(String(reflecting: error))")
+      #expect(error?.response?.status == 413)
+      #expect(error?.attempts == 1)
+      #expect(clock.now - start < .seconds(5))
+    }
+  }
+
+  @Test("a connection nginx closes without an answer is connectionLost", arguments: Route.allCases)
+  func dropped(route: Route) async throws {
+    let (transport, base, shutdown) = try make(route)
+    defer { shutdown() }
+    let client = Client(baseURL: base, transport: transport, locale: "en")
+    let error = await courierError { _ = try await client.send(Endpoint<Data>(.get, "drop")) }
+    #expect(error?.kind == .connectionLost, "\(String(reflecting: error))")
+  }
+
+  @Test("a gzip body from nginx decodes once through the preset", arguments: Route.allCases)
+  func gzip(route: Route) async throws {
+    struct Items: Decodable, Sendable { let items: [Int] }
+    let (transport, base, shutdown) = try make(route)
+    defer { shutdown() }
+    let response = try await Client.standard(baseURL: base, transport: transport)
+      .response(for: Endpoint<Items>(.get, "data.json"))
+    #expect(response.value.items == Array(0..<20_000))
+    #expect(response.response.headers["Content-Encoding"] == nil)
+    if route != .urlSession {
+      // Without GzipMiddleware the bytes come as nginx sent them: still gzip.
+      let raw = try await Client(baseURL: base, transport: transport)
+        .send(Endpoint<Data>(.get, "data.json").header("Accept-Encoding", "gzip"))
+      #expect(raw.starts(with: [0x1f, 0x8b]))
+    }
+  }
+
+  @Test(
+    "a download cut off part-way resumes from nginx with Range and If-Range, byte for byte",
+    arguments: Route.allCases)
+  func resume(route: Route) async throws {
+    let (transport, base, shutdown) = try make(route)
+    defer { shutdown() }
+    let client = Client(baseURL: base, transport: transport)
+    let folder = FileManager.default.temporaryDirectory
+      .appendingPathComponent("courier-nginx-resume-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let destination = folder.appendingPathComponent("pattern.bin")
+
+    // First try: at 1 MB/s, cancelled once 256 KiB are on disk.
+    let progress = TransferProgress()
+    let first = Task {
+      try await client.download(
+        Endpoint<Void>(.get, "files/pattern.bin").header("X-Slow", "1").downloadProgress(progress),
+        to: destination)
+    }
+    for await event in progress.events where event.completed >= 256 << 10 {
+      first.cancel()
+      break
+    }
+    let cancelled = await courierError { _ = try await first.value }
+    #expect(cancelled?.kind == .cancelled, "\(String(reflecting: cancelled))")
+    #expect(!FileManager.default.fileExists(atPath: destination.path))
+
+    let result = try await client.download(
+      Endpoint<Void>(.get, "files/pattern.bin"), to: destination)
+    #expect(result.resumedFrom >= 256 << 10, "resumed from \(result.resumedFrom)")
+    #expect(result.byteCount == 8 << 20)
+    let bytes = try Data(contentsOf: destination)
+    #expect(bytes.count == 8 << 20)
+    let mismatch = bytes.enumerated().first { $0.element != UInt8($0.offset % 251) }
+    #expect(mismatch == nil, "first wrong byte at \(mismatch?.offset ?? -1)")
+  }
+}
+
+/// The nginx `.ci/run` starts, from the environment.
+enum Nginx {
+  static let plainURL: URL? = url("COURIER_NGINX_URL")
+  static let tlsURL: URL? = url("COURIER_NGINX_TLS_URL")
+
+  private static func url(_ name: String) -> URL? {
+    ProcessInfo.processInfo.environment[name]
+      .flatMap { URL(string: $0.hasSuffix("/") ? $0 : $0 + "/") }
+  }
+}
