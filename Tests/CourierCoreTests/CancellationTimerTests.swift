@@ -19,7 +19,11 @@ struct CancellationTimerTests {
     let timer = CancellationTimer.shared
     let late = RequestCancellation()
     let early = RequestCancellation()
-    timer.arm(after: .seconds(30), cancelling: late)
+    // An hour, not seconds: in a full `swift test` this task can wait tens of seconds to run
+    // again after `early` fires (Swift Testing reads an exit test's output on a pool thread
+    // until the child ends, and two at once hold both threads of a 2-core machine), and
+    // `late` must not come due meanwhile: at 30 s it did, once.
+    timer.arm(after: .seconds(3600), cancelling: late)
     defer { timer.disarm(late) }
     let started = ContinuousClock.now
     timer.arm(after: .milliseconds(50), cancelling: early)
