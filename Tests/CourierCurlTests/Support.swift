@@ -40,26 +40,11 @@ final class RawServer: Sendable {
   private let done = DispatchSemaphore(value: 0)
 
   init(reply: Data, readsHead: Bool = true, reset: Bool = false, connections: Int = 1) throws {
-    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard socket >= 0 else { throw POSIXError(.EIO) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        bind(socket, $0, length) == 0 && listen(socket, 4) == 0
-      }
-    }
-    let named = withUnsafeMutablePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
-    }
-    guard bound, named == 0 else {
-      close(socket)
-      throw POSIXError(.EADDRINUSE)
-    }
-    listener = socket
-    port = Int(UInt16(bigEndian: address.sin_port))
+    let listener = try Socket.bindAndListen(host: "127.0.0.1")
+    try Socket.setNonBlocking(listener.fd, false)
+    self.listener = listener.fd
+    port = listener.port
+    let socket = listener.fd
     let done = self.done
     Thread.detachNewThread {
       defer {

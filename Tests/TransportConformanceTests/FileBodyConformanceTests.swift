@@ -77,26 +77,10 @@ final class StallingServer: Sendable {
   }
 
   init() throws {
-    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard socket >= 0 else { throw POSIXError(.EIO) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        bind(socket, $0, length) == 0 && listen(socket, 4) == 0
-      }
-    }
-    let named = withUnsafeMutablePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
-    }
-    guard bound, named == 0 else {
-      Glibc.close(socket)
-      throw POSIXError(.EADDRINUSE)
-    }
-    listener = socket
-    port = Int(UInt16(bigEndian: address.sin_port))
+    let listener = try Socket.bindAndListen(host: "127.0.0.1")
+    try Socket.setNonBlocking(listener.fd, false)
+    self.listener = listener.fd
+    port = listener.port
     Thread.detachNewThread { [self] in serve() }
   }
 
@@ -106,21 +90,22 @@ final class StallingServer: Sendable {
     defer { Glibc.close(connection) }
     var received = [UInt8]()
     var buffer = [UInt8](repeating: 0, count: 65_536)
-    var headEnd: Int?
-    while headEnd == nil {
+    var found: Int?
+    while found == nil {
       let count = read(connection, &buffer, buffer.count)
       guard count > 0 else { return report(-1) }
       received += buffer[0..<count]
-      headEnd = Self.headEnd(received)
+      found = Self.headEnd(received)
     }
-    let head = String(decoding: received[..<headEnd!], as: UTF8.self).lowercased()
+    guard let headEnd = found else { return report(-1) }
+    let head = String(decoding: received[..<headEnd], as: UTF8.self).lowercased()
     let declared =
       head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
       .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) }
       ?? -1
     report(declared)
     gate.wait()
-    var body = received.count - headEnd!
+    var body = received.count - headEnd
     while body < declared {
       let count = read(connection, &buffer, buffer.count)
       guard count > 0 else { return }

@@ -9,8 +9,9 @@
 ///
 /// Everything here works on raw file descriptors; ownership (who closes what, and when) is
 /// managed by `ServerCore`, which never closes a connection descriptor while another thread
-/// could still call `shutdown(2)` on it.
-enum Socket {
+/// could still call `shutdown(2)` on it. `package` for the test targets' raw servers, which
+/// open their listening sockets here too.
+package enum Socket {
   // MARK: - Platform constants
 
   #if canImport(Glibc)
@@ -42,18 +43,22 @@ enum Socket {
   // MARK: - Listening socket
 
   /// A bound, listening, non-blocking TCP socket.
-  struct Listener {
+  package struct Listener {
     /// The listening descriptor.
-    var fd: Int32
+    package var fd: Int32
     /// The port the kernel picked.
-    var port: Int
+    package var port: Int
     /// The host as it must appear in a URL (`[::1]` for IPv6).
-    var urlHost: String
+    package var urlHost: String
   }
 
   /// Binds `host` (a numeric IPv4 or IPv6 address) on `port` (0: an ephemeral one) and starts
   /// listening.
-  static func bindAndListen(host: String, port: Int = 0) throws(MockServerError) -> Listener {
+  package static func bindAndListen(
+    host: String, port: Int = 0
+  ) throws(MockServerError)
+    -> Listener
+  {
     guard (0...65535).contains(port) else { throw MockServerError("port \(port) is out of range") }
     var v4 = in_addr()
     var v6 = in6_addr()
@@ -150,7 +155,7 @@ enum Socket {
     }
   }
 
-  static func setNonBlocking(_ fd: Int32, _ enabled: Bool) throws(MockServerError) {
+  package static func setNonBlocking(_ fd: Int32, _ enabled: Bool) throws(MockServerError) {
     let flags = fcntl(fd, F_GETFL)
     let updated = enabled ? flags | O_NONBLOCK : flags & ~O_NONBLOCK
     guard flags >= 0, fcntl(fd, F_SETFL, updated) == 0 else {
