@@ -105,6 +105,41 @@ struct NginxInteropTests {
     #expect(transport.openedConnections == 1)
   }
 
+  @Test("over HTTP/2 a cancelled request, or one past its body limit, resets only its stream")
+  func streamEndsKeepTheConnection() async throws {
+    let transport = Self.curlHTTP2()
+    defer { transport.shutdown() }
+    let tlsURL = try #require(Nginx.tlsURL)
+    let client = Client(baseURL: tlsURL, transport: transport)
+    let first = try await client.send(Endpoint<Seen>(.get, "protocol"))
+    #expect(first.protocolName == "HTTP/2.0")
+
+    // A slow body (1 MB/s), cancelled once 64 KiB have arrived, with a quick request in flight
+    // on the same connection at that moment.
+    let progress = TransferProgress()
+    let slow = Task {
+      try await client.send(
+        Endpoint<Data>(.get, "files/pattern.bin").header("X-Slow", "1")
+          .downloadProgress(progress))
+    }
+    for await event in progress.events where event.completed >= 64 << 10 { break }
+    let beside = Task { try await client.send(Endpoint<Seen>(.get, "protocol")) }
+    slow.cancel()
+    #expect(await courierError { _ = try await slow.value }?.kind == .cancelled)
+    #expect(try await beside.value.connection == first.connection)
+
+    // 8 MiB against a 1 MiB limit.
+    let tooLarge = await courierError {
+      _ = try await client.send(
+        Endpoint<Data>(.get, "files/pattern.bin").maximumResponseBodySize(1 << 20))
+    }
+    #expect(tooLarge?.kind == .bodyTooLarge, "\(String(reflecting: tooLarge))")
+
+    let after = try await client.send(Endpoint<Seen>(.get, "protocol"))
+    #expect(after.connection == first.connection)
+    #expect(transport.openedConnections == 1)
+  }
+
   // Not over HTTP/2: nginx applies a location's `keepalive_requests` to HTTP/1.1 connections
   // only (an HTTP/2 connection takes the server's, 1,000 by default).
   @Test(
