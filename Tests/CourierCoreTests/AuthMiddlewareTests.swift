@@ -35,7 +35,7 @@ final class CountingTokens: CredentialProvider {
   }
 }
 
-@Suite("AuthMiddleware", .timeLimit(.minutes(1)))
+@Suite("AuthMiddleware", .timeLimit(.minutes(5)))
 struct AuthMiddlewareTests {
   /// A server that accepts only `Bearer new-1`.
   static func server() -> StubTransport {

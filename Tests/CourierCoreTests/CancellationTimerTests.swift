@@ -3,7 +3,7 @@ import Testing
 
 /// The timer thread behind ``TimeoutMiddleware``. These tests run on real time, since that
 /// is what the thread waits on; each waits for a token's cancellation handler, not a sleep.
-@Suite("CancellationTimer", .timeLimit(.minutes(1)))
+@Suite("CancellationTimer", .timeLimit(.minutes(5)))
 struct CancellationTimerTests {
   /// Resumes when `token` is cancelled, with the time its handler ran: the handler runs on
   /// the timer thread, so the time is not delayed by a busy cooperative pool.

@@ -3,7 +3,7 @@ import CourierTesting
 import Foundation
 import Testing
 
-@Suite("Client.chainDescription", .timeLimit(.minutes(1)))
+@Suite("Client.chainDescription", .timeLimit(.minutes(5)))
 struct ChainDescriptionTests {
   @Test(
     "lists the middleware in order with their settings, then the added validation and the transport"

@@ -4,7 +4,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@Suite("Middleware chain", .timeLimit(.minutes(1)))
+@Suite("Middleware chain", .timeLimit(.minutes(5)))
 struct ChainTests {
   @Test("middleware see the request outermost first and the response innermost first")
   func order() async throws {
@@ -127,7 +127,7 @@ struct ChainTests {
   }
 }
 
-@Suite("Cancellation", .timeLimit(.minutes(1)))
+@Suite("Cancellation", .timeLimit(.minutes(5)))
 struct CancellationTests {
   @Test("a request's token is reused only once nothing holds it, and comes back uncancelled")
   func tokensAreReusedSafely() async throws {
@@ -155,7 +155,7 @@ struct CancellationTests {
     let task = Task { try await client.send(Request(url: testBase)) }
     await stub.waitForRequests(1)
     client.cancelAll()
-    _ = await courierError { try await task.value }
+    _ = await courierError { try await task.linkedValue }
     for _ in 0..<10 {
       let response = try await client.send(Request(url: testBase))
       #expect(response.status == 200)
@@ -171,7 +171,7 @@ struct CancellationTests {
     }
     await stub.waitForRequests(1)
     task.cancel()
-    let error = await courierError { try await task.value }
+    let error = await courierError { try await task.linkedValue }
     #expect(error?.kind == .cancelled)
     #expect(error?.reason == "The request was cancelled.")
     #expect(client.inFlightCount == 0)
@@ -185,7 +185,7 @@ struct CancellationTests {
       withUnsafeCurrentTask { $0?.cancel() }
       return try await client.send(Request(url: testBase))
     }
-    let error = await courierError { try await task.value }
+    let error = await courierError { try await task.linkedValue }
     #expect(error?.kind == .cancelled)
     #expect(stub.requests.isEmpty)
   }
@@ -202,7 +202,7 @@ struct CancellationTests {
     await stub.waitForRequests(20)
     #expect(client.cancelAll() == 20)
     for task in tasks {
-      let error = await courierError { try await task.value }
+      let error = await courierError { try await task.linkedValue }
       #expect(error?.kind == .cancelled)
     }
     #expect(client.inFlightCount == 0)
@@ -222,7 +222,7 @@ struct CancellationTests {
     let task = Task { try await outer.send(Request(url: testBase)) }
     await innerStub.waitForRequests(1)
     #expect(outer.cancelAll() == 1)
-    let error = await courierError { try await task.value }
+    let error = await courierError { try await task.linkedValue }
     #expect(error?.kind == .cancelled)
     #expect(inner.inFlightCount == 0)
   }
@@ -242,7 +242,7 @@ struct CancellationTests {
     let task = Task { try await client.send(Request(url: testBase)) }
     await started.waitForRequests(1)
     #expect(client.cancelAll() == 1)
-    let error = await courierError { try await task.value }
+    let error = await courierError { try await task.linkedValue }
     #expect(error?.kind == .cancelled)
   }
 }

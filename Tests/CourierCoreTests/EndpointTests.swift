@@ -3,7 +3,7 @@ import CourierTesting
 import Foundation
 import Testing
 
-@Suite("Endpoint URLs, query and bodies", .timeLimit(.minutes(1)))
+@Suite("Endpoint URLs, query and bodies", .timeLimit(.minutes(5)))
 struct EndpointTests {
   /// Sends `endpoint` through a client on a stub and returns the URL string that was sent.
   func sentURL<Value>(_ endpoint: Endpoint<Value>, base: URL? = testBase) async throws -> String {

@@ -5,7 +5,7 @@ import Testing
 
 @Suite(
   "Envelope codes: any non-success code is a business failure; exact comparison",
-  .timeLimit(.minutes(1)))
+  .timeLimit(.minutes(5)))
 struct EnvelopeCodeTests {
   /// Sends one request for `body` through a client with `rule` and returns the error.
   func failure(

@@ -5,7 +5,7 @@ import Testing
 
 /// Courier's fast JSON decoding path agrees with `JSONDecoder` wherever it answers, and
 /// leaves everything it is not sure of to `JSONDecoder`.
-@Suite("Fast JSON decoding path", .timeLimit(.minutes(1)))
+@Suite("Fast JSON decoding path", .timeLimit(.minutes(5)))
 struct FastJSONDecoderTests {
   struct Owner: Codable, Equatable {
     let id: Int

@@ -4,7 +4,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@Suite("HeadersMiddleware and RequestIDMiddleware", .timeLimit(.minutes(1)))
+@Suite("HeadersMiddleware and RequestIDMiddleware", .timeLimit(.minutes(5)))
 struct HeadersMiddlewareTests {
   @Test("defaults are added, request and endpoint headers win, providers beat defaults")
   func precedence() async throws {

@@ -1,7 +1,7 @@
 import CourierCore
 import Testing
 
-@Suite("HTTP headers", .timeLimit(.minutes(1)))
+@Suite("HTTP headers", .timeLimit(.minutes(5)))
 struct HeadersTests {
   @Test(
     "values with CR, LF, NUL or other controls are rejected",

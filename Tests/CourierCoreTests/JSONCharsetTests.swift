@@ -6,7 +6,7 @@ import Testing
 
 /// JSON bodies labelled with a legacy charset (`application/json; charset=GBK`), which older
 /// back ends send and `JSONDecoder` cannot read: re-encoded as UTF-8 before the pipeline.
-@Suite("JSON in the charset of Content-Type", .timeLimit(.minutes(1)))
+@Suite("JSON in the charset of Content-Type", .timeLimit(.minutes(5)))
 struct JSONCharsetTests {
   struct Person: Decodable, Sendable, Equatable {
     let name: String

@@ -3,7 +3,7 @@ import Testing
 
 @testable import CourierCore
 
-@Suite("JSON scanner", .timeLimit(.minutes(1)))
+@Suite("JSON scanner", .timeLimit(.minutes(5)))
 struct JSONScannerTests {
   static let seeds: [String] = [
     #"{"code":0,"msg":"ok","data":{"name":"Li","age":30,"tags":["a","b"],"x":null}}"#,

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 @Suite(
-  "Locale: environment precedence, Traditional Chinese, complete tables", .timeLimit(.minutes(1)))
+  "Locale: environment precedence, Traditional Chinese, complete tables", .timeLimit(.minutes(5)))
 struct LocaleTests {
   /// An environment, the system list, the languages it gives and the locale chosen.
   static let environments: [([String: String], [String], [String], String)] = [

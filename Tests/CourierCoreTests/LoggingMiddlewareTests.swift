@@ -3,7 +3,7 @@ import CourierTesting
 import Foundation
 import Testing
 
-@Suite("LoggingMiddleware and redaction", .timeLimit(.minutes(1)))
+@Suite("LoggingMiddleware and redaction", .timeLimit(.minutes(5)))
 struct LoggingMiddlewareTests {
   /// Every credential form the redaction must hide, each with a value found nowhere else.
   static let secrets = [

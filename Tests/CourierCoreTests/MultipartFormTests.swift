@@ -38,7 +38,7 @@ func bytes(of encoded: MultipartForm.Encoded) throws -> Data {
   return try Data(contentsOf: url)
 }
 
-@Suite("MultipartForm", .timeLimit(.minutes(1)))
+@Suite("MultipartForm", .timeLimit(.minutes(5)))
 struct MultipartFormTests {
   @Test("a text-only form is exactly RFC 7578's layout, in memory")
   func textOnly() throws {

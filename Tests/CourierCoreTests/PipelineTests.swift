@@ -8,7 +8,7 @@ struct Profile: Codable, Sendable, Equatable {
   let age: Int
 }
 
-@Suite("Response pipeline: status, envelope, decoding", .timeLimit(.minutes(1)))
+@Suite("Response pipeline: status, envelope, decoding", .timeLimit(.minutes(5)))
 struct PipelineTests {
   func client(
     _ stub: StubTransport, _ pipeline: ResponsePipeline, locale: String = "en"

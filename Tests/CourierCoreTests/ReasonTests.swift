@@ -3,7 +3,7 @@ import CourierTesting
 import Foundation
 import Testing
 
-@Suite("Reasons for people, in English and Simplified Chinese", .timeLimit(.minutes(1)))
+@Suite("Reasons for people, in English and Simplified Chinese", .timeLimit(.minutes(5)))
 struct ReasonTests {
   /// One way to make each kind happen through a client, with its reasons.
   static let kinds: [(CourierError.Kind, StubResponse, String, String)] = [

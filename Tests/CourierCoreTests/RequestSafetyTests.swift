@@ -6,7 +6,7 @@ import Testing
 /// Regression tests for issue #6's request-side defects: dot segments, IPv6 literals, URL
 /// schemes, and errors thrown by middleware.
 @Suite(
-  "Request safety: path segments, IPv6 hosts, schemes, middleware errors", .timeLimit(.minutes(1)))
+  "Request safety: path segments, IPv6 hosts, schemes, middleware errors", .timeLimit(.minutes(5)))
 struct RequestSafetyTests {
   @Test(
     "'.' and '..' as path parameters are invalidRequest, never a walk up the path",
@@ -119,7 +119,7 @@ struct RequestSafetyTests {
   }
 }
 
-@Suite("Doc examples that did not compile", .timeLimit(.minutes(1)))
+@Suite("Doc examples that did not compile", .timeLimit(.minutes(5)))
 struct DocExampleTests {
   @Test("query(name, nil) writes a bare flag; typed values still work")
   func queryFlag() async throws {

@@ -3,7 +3,7 @@ import CourierTesting
 import Foundation
 import Testing
 
-@Suite("Server messages as reasons: policy, cleaning, cap and guard", .timeLimit(.minutes(1)))
+@Suite("Server messages as reasons: policy, cleaning, cap and guard", .timeLimit(.minutes(5)))
 struct ServerMessageTests {
   /// The client with the code-zero envelope, in `locale`, with `policy`.
   static func client(

@@ -4,7 +4,7 @@ import CourierURLSession
 import Foundation
 import Testing
 
-@Suite("Endpoint<String>: text in the charset of Content-Type", .timeLimit(.minutes(1)))
+@Suite("Endpoint<String>: text in the charset of Content-Type", .timeLimit(.minutes(5)))
 struct TextDecodingTests {
   /// "你好，世界" in GBK, from `printf '你好，世界' | iconv -f utf-8 -t gbk` on this machine.
   static let helloGBK: [UInt8] = [0xC4, 0xE3, 0xBA, 0xC3, 0xA3, 0xAC, 0xCA, 0xC0, 0xBD, 0xE7]
@@ -113,7 +113,7 @@ struct TextDecodingTests {
 
   @Test(
     "GBK over a real socket: URLSession hands over the bytes and the header untouched",
-    .timeLimit(.minutes(1)))
+    .timeLimit(.minutes(5)))
   func gbkOverLoopback() async throws {
     let server = try MockServer()
     defer { server.shutdown() }

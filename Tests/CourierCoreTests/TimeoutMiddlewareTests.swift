@@ -3,7 +3,7 @@ import CourierTesting
 import Foundation
 import Testing
 
-@Suite("TimeoutMiddleware", .timeLimit(.minutes(1)))
+@Suite("TimeoutMiddleware", .timeLimit(.minutes(5)))
 struct TimeoutMiddlewareTests {
   @Test("the per-attempt timeout fires at its simulated time and cancels the attempt")
   func perAttempt() async throws {
@@ -17,7 +17,7 @@ struct TimeoutMiddlewareTests {
     await stub.waitForRequests(1)
     #expect(client.inFlightCount == 1, "still running a millisecond before the limit")
     clock.advance(by: .milliseconds(1))
-    let error = await courierError { try await task.value }
+    let error = await courierError { try await task.linkedValue }
     #expect(error?.kind == .timedOut)
     #expect(error?.debugDescription.contains("per-attempt timeout of 30") == true)
     #expect(error?.reason == "The server took too long to respond.")
@@ -35,7 +35,7 @@ struct TimeoutMiddlewareTests {
     let task = Task { try await client.send(Endpoint<Void>(.get, "slow").timeout(.seconds(5))) }
     await clock.waitForSleepers(1)
     clock.advance(by: .seconds(5))
-    let error = await courierError { try await task.value }
+    let error = await courierError { try await task.linkedValue }
     #expect(error?.debugDescription.contains("per-attempt timeout of 5") == true)
   }
 
@@ -60,7 +60,7 @@ struct TimeoutMiddlewareTests {
     clock.advance(by: .milliseconds(3499))
     #expect(client.inFlightCount == 1)
     clock.advance(by: .milliseconds(1))
-    let error = await courierError { try await task.value }
+    let error = await courierError { try await task.linkedValue }
     #expect(error?.kind == .timedOut)
     #expect(error?.attempts == 3)
     #expect(error?.debugDescription.contains("overall deadline of 25") == true)

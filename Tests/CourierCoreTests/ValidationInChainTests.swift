@@ -28,7 +28,7 @@ struct CountingStage: ResponseStage {
   func process(_ context: inout ResponseContext) throws { count.value.withLock { $0 += 1 } }
 }
 
-@Suite("Status and envelope verdicts inside the chain", .timeLimit(.minutes(1)))
+@Suite("Status and envelope verdicts inside the chain", .timeLimit(.minutes(5)))
 struct ValidationInChainTests {
   @Test("middleware see a business code inside a 200 and a 503 as thrown CourierErrors")
   func middlewareSeeVerdicts() async throws {

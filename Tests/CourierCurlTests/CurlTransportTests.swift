@@ -10,7 +10,7 @@ import Testing
 /// redirects and interim responses as it handles them, TLS options, signals, and its thread
 /// and descriptors. The behaviour it shares with every transport is in
 /// `TransportConformanceTests`.
-@Suite("CurlTransport", .timeLimit(.minutes(1)))
+@Suite("CurlTransport", .timeLimit(.minutes(5)))
 struct CurlTransportTests {
   // MARK: Errors
 
@@ -257,8 +257,10 @@ struct CurlTransportTests {
   @Test("a cancelled transfer's connection is closed")
   func cancellationClosesConnection() async throws {
     // In a child process, whose sockets can be counted without other suites' noise.
-    let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
-      try await cancellationScenario()
+    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+      await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        try await cancellationScenario()
+      }
     }
     if let result, result.exitStatus != .exitCode(EXIT_SUCCESS) {
       Issue.record(
@@ -524,8 +526,10 @@ struct CurlTransportTests {
   @Test("descriptors and threads are back to their starting counts after shutdown")
   func resourcesReleased() async throws {
     // In a child process: other suites open and close descriptors and threads all the time.
-    let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
-      try await resourcesScenario()
+    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+      await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        try await resourcesScenario()
+      }
     }
     if let result, result.exitStatus != .exitCode(EXIT_SUCCESS) {
       Issue.record(
@@ -549,7 +553,7 @@ private func cancellationScenario() async throws {
   _ = try await server.takeRequest()
   #expect(openSockets() == baseline + 2)
   task.cancel()
-  #expect(await courierError { try await task.value }?.kind == .cancelled)
+  #expect(await courierError { try await task.linkedValue }?.kind == .cancelled)
   // No event says when the server thread has seen the FIN: look, for at most 2 s.
   for _ in 0..<400 where openSockets() > baseline {
     try await Task.sleep(for: .milliseconds(5))
@@ -620,9 +624,9 @@ private func resourcesRound(_ round: Int, server: MockServer, file: URL) async t
   let left = Task { try await client.send(Endpoint<Data>(.get, "hang/shutdown")) }
   while server.requestCount < (round + 1) * 14 { _ = try await server.takeRequest() }
   hanging.cancel()
-  #expect(await courierError { try await hanging.value }?.kind == .cancelled)
-  #expect(await courierError { try await timedOut.value }?.kind == .timedOut)
+  #expect(await courierError { try await hanging.linkedValue }?.kind == .cancelled)
+  #expect(await courierError { try await timedOut.linkedValue }?.kind == .timedOut)
   if !round.isMultiple(of: 2) { #expect(client.cancelAll() == 1) }
   transport.shutdown()
-  #expect(await courierError { try await left.value }?.kind == .cancelled)
+  #expect(await courierError { try await left.linkedValue }?.kind == .cancelled)
 }

@@ -3,7 +3,7 @@ import Testing
 
 @testable import CourierEndpointsGenerator
 
-@Suite("Generated code", .timeLimit(.minutes(2)))
+@Suite("Generated code", .timeLimit(.minutes(5)))
 struct GeneratorTests {
   @Test("the golden spec generates exactly the golden file")
   func golden() throws {

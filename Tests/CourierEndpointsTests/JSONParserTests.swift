@@ -2,7 +2,7 @@ import Testing
 
 @testable import CourierEndpointsGenerator
 
-@Suite("JSON parser with positions", .timeLimit(.minutes(1)))
+@Suite("JSON parser with positions", .timeLimit(.minutes(5)))
 struct JSONParserTests {
   func parse(_ text: String) throws(Diagnostic) -> JSONNode {
     try JSONParser.parse(Array(text.utf8))

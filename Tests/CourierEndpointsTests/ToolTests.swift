@@ -87,7 +87,7 @@ let badSpecs: [BadSpec] = [
     line: 9, column: 19, message: "response 'Phone Check!' is not a Swift type name"),
 ]
 
-@Suite("courier-endpoints, run as a command", .timeLimit(.minutes(2)))
+@Suite("courier-endpoints, run as a command", .timeLimit(.minutes(5)))
 struct ToolTests {
   let workDirectory: URL
 
@@ -155,7 +155,7 @@ struct ToolTests {
   }
 }
 
-@Suite("Spec checks, in process", .timeLimit(.minutes(1)))
+@Suite("Spec checks, in process", .timeLimit(.minutes(5)))
 struct SpecReaderTests {
   func diagnostics(_ text: String) -> [String] {
     do {

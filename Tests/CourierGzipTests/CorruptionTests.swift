@@ -4,7 +4,7 @@ import Testing
 
 @testable import CourierGzip
 
-@Suite("Gzip codec: corrupt input and limits", .timeLimit(.minutes(1)))
+@Suite("Gzip codec: corrupt input and limits", .timeLimit(.minutes(5)))
 struct CorruptionTests {
   let original = repetitiveBytes(50_000)
 

@@ -18,7 +18,7 @@ func stubResponse(_ body: Data, headers: [(String, String)]) throws -> StubRespo
   StubResponse(status: 200, headers: try HTTPHeaders(headers), body: body)
 }
 
-@Suite("GzipMiddleware over StubTransport", .timeLimit(.minutes(1)))
+@Suite("GzipMiddleware over StubTransport", .timeLimit(.minutes(5)))
 struct GzipMiddlewareTests {
   let text = repetitiveBytes(4096)
 

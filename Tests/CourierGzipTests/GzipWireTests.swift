@@ -27,7 +27,7 @@ struct GzipWireFixture {
   }
 }
 
-@Suite("GzipMiddleware over URLSessionTransport and MockServer", .timeLimit(.minutes(1)))
+@Suite("GzipMiddleware over URLSessionTransport and MockServer", .timeLimit(.minutes(5)))
 struct GzipWireTests {
   static let json =
     #"{"code":0,"msg":"ok","data":{"name":"\#(String(repeating: "Li Lei ", count: 300))"}}"#

@@ -5,7 +5,7 @@ import Testing
 @testable import CourierGzip
 
 @Suite(
-  "Gzip codec and the system gzip command", .timeLimit(.minutes(1)),
+  "Gzip codec and the system gzip command", .timeLimit(.minutes(5)),
   .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/gzip"), "needs /usr/bin/gzip")
 )
 struct InteropTests {

@@ -10,7 +10,7 @@ import Testing
 /// `python3 -m gunicorn -b 127.0.0.1:18080 -k gthread --threads 8 httpbin:app &` then
 /// `COURIER_HTTPBIN_URL=http://127.0.0.1:18080/ swift test --filter HTTPBinInteropTests`.
 @Suite(
-  "Interop with httpbin", .serialized, .timeLimit(.minutes(2)),
+  "Interop with httpbin", .serialized, .timeLimit(.minutes(5)),
   .enabled(
     if: HTTPBin.baseURL != nil,
     "skipped: set COURIER_HTTPBIN_URL to an httpbin server (.ci/run starts one)"))

@@ -15,7 +15,7 @@ import Testing
 /// closes without a response); `/data.json` (gzip on); `/files/pattern.bin` (8 MiB, byte `i`
 /// is `i % 251`, sent at 1 MB/s to a request with `X-Slow`).
 @Suite(
-  "Interop with nginx", .serialized, .timeLimit(.minutes(2)),
+  "Interop with nginx", .serialized, .timeLimit(.minutes(5)),
   .enabled(
     if: Nginx.plainURL != nil && Nginx.tlsURL != nil && TLSServer.caBundle != nil,
     """

@@ -12,7 +12,7 @@ import Testing
 /// that message. The plain httpbin of ``HTTPBinInteropTests`` (`COURIER_HTTPBIN_URL`) is the
 /// target of the downgrade redirect.
 @Suite(
-  "Interop over TLS with httpbin", .serialized, .timeLimit(.minutes(1)),
+  "Interop over TLS with httpbin", .serialized, .timeLimit(.minutes(5)),
   .enabled(
     if: TLSServer.baseURL != nil && TLSServer.caBundle != nil && TLSServer.pin != nil
       && HTTPBin.baseURL != nil,

@@ -9,7 +9,7 @@
   /// Against the kernel for real: a monitor inside a network namespace this test makes, with a
   /// veth pair whose ends both live in namespaces this test makes (never the machine's own).
   @Suite(
-    "NetlinkPathMonitor against the kernel", .serialized, .timeLimit(.minutes(1)),
+    "NetlinkPathMonitor against the kernel", .serialized, .timeLimit(.minutes(5)),
     .enabled(
       if: canMakeNamespaces,
       "needs root, iproute2's ip and permission to make network namespaces (ip netns add)")
@@ -72,7 +72,7 @@
       try await Task.sleep(for: .seconds(1))
       #expect(stub.requests.isEmpty, "nothing sent while the link is down")
       try network.setPeer(up: true)
-      try await task.value
+      try await task.linkedValue
       let elapsed = start.duration(to: clock.now)
       print("wait for the link, up after 1 s: request done after \(elapsed)")
       #expect(stub.requests.count == 1)
@@ -133,7 +133,7 @@
     }
   }
 
-  @Suite("Interface kinds on Linux", .timeLimit(.minutes(1)))
+  @Suite("Interface kinds on Linux", .timeLimit(.minutes(5)))
   struct InterfaceKindTests {
     @Test(
       "hardware type first, then the name",
@@ -170,7 +170,7 @@
     }
   }
 
-  @Suite("NetlinkPathMonitor life cycle", .timeLimit(.minutes(1)))
+  @Suite("NetlinkPathMonitor life cycle", .timeLimit(.minutes(5)))
   struct NetlinkPathMonitorLifeCycleTests {
     @Test(
       "start and stop leave descriptors and threads as they were",
@@ -186,10 +186,12 @@
       // reaped, but none ended like that here). Such a run is repeated, at most three times;
       // a verdict is never repeated.
       for attempt in 1...3 {
-        let result = await #expect(
-          processExitsWith: .failure, observing: [\.exitStatus, \.standardErrorContent]
-        ) {
-          exit(cleanStopScenario() == 0 ? 42 : 43)
+        let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+          await #expect(
+            processExitsWith: .failure, observing: [\.exitStatus, \.standardErrorContent]
+          ) {
+            exit(cleanStopScenario() == 0 ? 42 : 43)
+          }
         }
         let report = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         print(report)

@@ -4,7 +4,7 @@ import CourierTesting
 import Foundation
 import Testing
 
-@Suite("ReachabilityMiddleware over a fake monitor", .timeLimit(.minutes(1)))
+@Suite("ReachabilityMiddleware over a fake monitor", .timeLimit(.minutes(5)))
 struct ReachabilityMiddlewareTests {
   @Test("offline with fail fast: nothing is sent, kind notReachable, reason in zh-Hans")
   func failFast() async {
@@ -89,7 +89,7 @@ struct ReachabilityMiddlewareTests {
     clock.advance(by: .seconds(9))
     #expect(stub.requests.isEmpty)
     monitor.status = .satisfied(interfaces: [.wifi])
-    let response = try await task.value
+    let response = try await task.linkedValue
     #expect(response.status == 200)
     #expect(stub.requests.count == 1)
     #expect(monitor.subscriberCount == 0, "the wait's subscription ends with it")
@@ -110,7 +110,7 @@ struct ReachabilityMiddlewareTests {
     clock.advance(by: .seconds(10) - .milliseconds(1))
     #expect(monitor.subscriberCount == 1, "still waiting a millisecond before the bound")
     clock.advance(by: .milliseconds(1))
-    let error = await thrownError { _ = try await task.value }
+    let error = await thrownError { _ = try await task.linkedValue }
     #expect(error?.kind == .notReachable)
     #expect(error?.debugDescription.contains("the wait of 10 s ran out") == true)
     #expect(stub.requests.isEmpty)
@@ -133,7 +133,7 @@ struct ReachabilityMiddlewareTests {
     let task = Task { try await client.send(sent) }
     await clock.waitForSleepers(1)
     clock.advance(by: .seconds(3))
-    let error = await thrownError { _ = try await task.value }
+    let error = await thrownError { _ = try await task.linkedValue }
     #expect(error?.kind == .notReachable)
     #expect(error?.debugDescription.contains("the request's deadline (3 s overall)") == true)
 
@@ -158,7 +158,7 @@ struct ReachabilityMiddlewareTests {
     let clock = ContinuousClock()
     let start = clock.now
     task.cancel()
-    let error = await thrownError { _ = try await task.value }
+    let error = await thrownError { _ = try await task.linkedValue }
     let elapsed = start.duration(to: clock.now)
     #expect(error?.kind == .cancelled)
     // Against a 30 s wait. Not a latency bound: in a full `swift test` on 2 cores, exit tests
@@ -181,7 +181,7 @@ struct ReachabilityMiddlewareTests {
     let clock = ContinuousClock()
     let start = clock.now
     client.cancelAll()
-    let error = await thrownError { _ = try await task.value }
+    let error = await thrownError { _ = try await task.linkedValue }
     let elapsed = start.duration(to: clock.now)
     #expect(error?.kind == .cancelled)
     // Against a 30 s wait. Not a latency bound: in a full `swift test` on 2 cores, exit tests
@@ -201,7 +201,7 @@ struct ReachabilityMiddlewareTests {
     let task = Task { try await client.send(Request(method: .get, url: testBase)) }
     await monitor.waitForSubscribers(1)
     monitor.finish()
-    let error = await thrownError { _ = try await task.value }
+    let error = await thrownError { _ = try await task.linkedValue }
     #expect(error?.kind == .notReachable)
     #expect(error?.debugDescription.contains("monitor stopped") == true)
   }
@@ -251,7 +251,7 @@ struct ReachabilityMiddlewareTests {
   }
 }
 
-@Suite("PathStatusBroadcaster", .timeLimit(.minutes(1)))
+@Suite("PathStatusBroadcaster", .timeLimit(.minutes(5)))
 struct PathStatusBroadcasterTests {
   @Test("every subscriber gets the current status first, then each change")
   func multipleSubscribers() async {

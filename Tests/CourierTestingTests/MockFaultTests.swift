@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// What each ``MockFault`` puts on the wire, read byte for byte with a raw socket.
-@Suite("MockServer faults on the wire", .serialized, .timeLimit(.minutes(1)))
+@Suite("MockServer faults on the wire", .serialized, .timeLimit(.minutes(5)))
 struct MockFaultTests {
   private static let ten = Data("0123456789".utf8)
 

@@ -5,7 +5,7 @@ import Testing
 
 /// Issue #12, record and replay: record real exchanges with `MockServer`, then replay them
 /// with the server gone.
-@Suite("RecordingTransport and ReplayTransport", .timeLimit(.minutes(1)))
+@Suite("RecordingTransport and ReplayTransport", .timeLimit(.minutes(5)))
 struct CassetteTests {
   static let secrets = ["SECRET-KEY-1", "Bearer TOKEN-2", "hunter2-pass", "refresh-3"]
 

@@ -15,7 +15,7 @@ import Testing
 /// `MockServer`, three rounds. Every response carries the path and the trace id of the
 /// request it answers, so a lost, duplicated or crossed response shows; descriptors and
 /// resident memory are printed after each round and must stay flat.
-@Suite("Load through the standard preset", .serialized, .timeLimit(.minutes(3)))
+@Suite("Load through the standard preset", .serialized, .timeLimit(.minutes(5)))
 struct LoadTests {
   static let inFlight = 1_000
   static let rounds = 3
@@ -53,10 +53,12 @@ struct LoadTests {
   func thousandInFlightOverURLSession() async throws {
     // In a child process: the descriptor and memory figures are then this scenario's alone,
     // not those of the suites running beside it.
-    let result = await #expect(
-      processExitsWith: .success, observing: [\.standardOutputContent, \.standardErrorContent]
-    ) {
-      try await LoadTests.scenario(curl: false)
+    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+      await #expect(
+        processExitsWith: .success, observing: [\.standardOutputContent, \.standardErrorContent]
+      ) {
+        try await LoadTests.scenario(curl: false)
+      }
     }
     Self.report(result)
   }
@@ -65,10 +67,12 @@ struct LoadTests {
     "libcurl: 1,000 in flight, 3 rounds: nothing lost, duplicated or crossed; flat",
     .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/fd"), "reads /proc"))
   func thousandInFlightOverCurl() async throws {
-    let result = await #expect(
-      processExitsWith: .success, observing: [\.standardOutputContent, \.standardErrorContent]
-    ) {
-      try await LoadTests.scenario(curl: true)
+    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+      await #expect(
+        processExitsWith: .success, observing: [\.standardOutputContent, \.standardErrorContent]
+      ) {
+        try await LoadTests.scenario(curl: true)
+      }
     }
     Self.report(result)
   }

@@ -19,7 +19,7 @@ final class WireTokens: CredentialProvider {
   }
 }
 
-@Suite("Standard middleware over URLSession and MockServer", .serialized, .timeLimit(.minutes(1)))
+@Suite("Standard middleware over URLSession and MockServer", .serialized, .timeLimit(.minutes(5)))
 struct MiddlewareOverWireTests {
   @Test("a sub-second Endpoint.timeout is not truncated to zero by URLSession on Linux")
   func subSecondTransportTimeout() async throws {

@@ -16,7 +16,7 @@ import Testing
 /// the cooperative pool; on this 2-core machine that starved the rest of a full `swift test`
 /// into its time limits (measured).
 @Suite(
-  "Transfers: peak memory with 1 GiB bodies", .serialized, .timeLimit(.minutes(4)),
+  "Transfers: peak memory with 1 GiB bodies", .serialized, .timeLimit(.minutes(5)),
   .enabled(
     if: ProcessInfo.processInfo.environment["COURIER_HEAVY_TESTS"] == "1"
       && FileManager.default.fileExists(atPath: "/proc/self/status"),
@@ -27,8 +27,10 @@ struct TransferMemoryTests {
 
   @Test("1 GiB download to file: server killed half-way, restarted, resumed; SHA-256 matches")
   func download() async throws {
-    let result = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
-      try await TransferMemoryTests.downloadScenario()
+    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+      await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
+        try await TransferMemoryTests.downloadScenario()
+      }
     }
     let report = String(decoding: result?.standardOutputContent ?? [], as: UTF8.self)
     print("1 GiB download:", report)
@@ -37,10 +39,12 @@ struct TransferMemoryTests {
 
   @Test("gzip response expanding to 1 GiB: bodyTooLarge, peak RSS growth < 2 × the 32 MiB limit")
   func gzipBomb() async throws {
-    let result = await #expect(
-      processExitsWith: .success, observing: [\.standardOutputContent, \.standardErrorContent]
-    ) {
-      try await TransferMemoryTests.limitScenario(gzip: true)
+    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+      await #expect(
+        processExitsWith: .success, observing: [\.standardOutputContent, \.standardErrorContent]
+      ) {
+        try await TransferMemoryTests.limitScenario(gzip: true)
+      }
     }
     let report = String(decoding: result?.standardOutputContent ?? [], as: UTF8.self)
     print("gzip bomb:", report, String(decoding: result?.standardErrorContent ?? [], as: UTF8.self))
@@ -49,8 +53,10 @@ struct TransferMemoryTests {
 
   @Test("plain 1 GiB chunked body: bodyTooLarge, peak RSS growth < 2 × the 32 MiB limit")
   func plainOverLimit() async throws {
-    let result = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
-      try await TransferMemoryTests.limitScenario(gzip: false)
+    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+      await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
+        try await TransferMemoryTests.limitScenario(gzip: false)
+      }
     }
     let report = String(decoding: result?.standardOutputContent ?? [], as: UTF8.self)
     print("plain over limit:", report)
@@ -102,7 +108,7 @@ struct TransferMemoryTests {
     } catch {
       firstKind = error.kind.name
     }
-    let killedAt = await killer.value
+    let killedAt = await killer.linkedValue
     let partialVisible = FileManager.default.fileExists(atPath: destination.path)
     let restarted = try MockServer(port: port)
     defer { restarted.shutdown() }

@@ -8,7 +8,7 @@ import Testing
 
 /// The `URLError`s URLSession on Linux reports for broken replies (found by the fault
 /// matrix), with libcurl's message as their description.
-@Suite("URLErrorMapping", .timeLimit(.minutes(1)))
+@Suite("URLErrorMapping", .timeLimit(.minutes(5)))
 struct URLErrorMappingTests {
   private func error(_ code: URLError.Code, _ message: String) -> URLError {
     URLError(code, userInfo: [NSLocalizedDescriptionKey: message])

@@ -12,7 +12,7 @@ import Testing
 
 /// A session passed to `URLSessionTransport(session:)`: its URLSession calls must not hold
 /// Swift's executor threads while URLSession's queue is busy.
-@Suite("URLSessionTransport over a caller's session", .timeLimit(.minutes(1)))
+@Suite("URLSessionTransport over a caller's session", .timeLimit(.minutes(5)))
 struct UserSessionTests {
   /// On Linux, creating a URLSession task waits for the session's work queue
   /// (`workQueue.sync` for the task identifier). Here a `URLProtocol` holds that queue in
@@ -27,8 +27,10 @@ struct UserSessionTests {
   /// holding it here would stall every other URLSession test running beside this one.
   @Test("sends on a session whose queue is busy leave the executor threads free")
   func busySessionLeavesExecutorFree() async {
-    let result = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
-      try await UserSessionTests.busySessionScenario()
+    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+      await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
+        try await UserSessionTests.busySessionScenario()
+      }
     }
     Self.recordFailures(of: result)
   }
@@ -47,9 +49,9 @@ struct UserSessionTests {
     let stillHeld = await Task.detached { !gate.isOpen }.value
     require(stillHeld, "the gate opened before the probe ran")
     gate.open()
-    require(try await first.value.status == 200, "the first send did not succeed")
+    require(try await first.linkedValue.status == 200, "the first send did not succeed")
     for task in others {
-      require(try await task.value.status == 200, "a later send did not succeed")
+      require(try await task.linkedValue.status == 200, "a later send did not succeed")
     }
   }
 
@@ -59,8 +61,10 @@ struct UserSessionTests {
   /// hold the cancelling thread until the queue is free. In a child process, as above.
   @Test("cancelling a send while the session's queue is busy does not block the canceller")
   func cancellationWhileSessionBusy() async {
-    let result = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
-      try await UserSessionTests.busyCancellationScenario()
+    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+      await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
+        try await UserSessionTests.busyCancellationScenario()
+      }
     }
     Self.recordFailures(of: result)
   }
@@ -83,9 +87,9 @@ struct UserSessionTests {
     let stillHeld = await Task.detached { !gate.isOpen }.value
     require(stillHeld, "the gate opened before the probe ran")
     gate.open()
-    let error = await courierError { try await silent.value }
+    let error = await courierError { try await silent.linkedValue }
     require(error?.kind == .cancelled, "the silent send ended \(String(describing: error))")
-    require(try await holder.value.status == 200, "the holding send did not succeed")
+    require(try await holder.linkedValue.status == 200, "the holding send did not succeed")
   }
 
   @Test("bodies from memory and from a file reach the server through a caller's session")

@@ -5,7 +5,7 @@ import Testing
 
 /// The envelope and error cases of the stub tests, once over real sockets, so stubs and the
 /// wire agree.
-@Suite("Response pipeline over the wire", .timeLimit(.minutes(1)))
+@Suite("Response pipeline over the wire", .timeLimit(.minutes(5)))
 struct WireEnvelopeTests {
   static let cases: [(String, MockResponse, CourierError.Kind?, String?, String)] = [
     (

@@ -7,7 +7,7 @@ import Testing
 /// every transport that talks to a real server: the body in the file byte for byte, resume
 /// with `Range`/`If-Range`, a restart from zero on `200`, no file at the destination after a
 /// failure, progress that never goes down.
-@Suite("Transport conformance: downloads and progress", .timeLimit(.minutes(2)))
+@Suite("Transport conformance: downloads and progress", .timeLimit(.minutes(5)))
 struct DownloadConformanceTests {
   @Test("a multi-MiB download matches byte for byte", arguments: TransportKind.wire)
   func matches(kind: TransportKind) async throws {
@@ -80,7 +80,7 @@ struct DownloadConformanceTests {
     let collector = Task { await progress.collect() }
     let result = try await fixture.client.download(
       Endpoint<Void>(.get, "data").downloadProgress(progress), to: destination)
-    let events = await collector.value
+    let events = await collector.linkedValue
     #expect(result.response.status == 206)
     #expect(result.resumedFrom == Int64(total / 2))
     #expect(result.byteCount == Int64(total))
@@ -171,7 +171,7 @@ struct DownloadConformanceTests {
     case .shutdown: fixture.underTest.shutdown()
     case .timeout: break
     }
-    let error = await courierError { try await task.value }
+    let error = await courierError { try await task.linkedValue }
     #expect(error?.kind == (interruption == .timeout ? .timedOut : .cancelled))
     #expect(!FileManager.default.fileExists(atPath: destination.path))
     let partial = DownloadDestination(url: destination).partialURL
@@ -195,7 +195,7 @@ struct DownloadConformanceTests {
     let result = try await fixture.client.download(
       Endpoint<Void>(.get, "file").downloadProgress(progress),
       to: folder.appendingPathComponent("file.bin"))
-    let events = await collector.value
+    let events = await collector.linkedValue
     #expect(result.byteCount == Int64(total))
     #expect(events.count >= 2)
     #expect(
@@ -215,7 +215,7 @@ struct DownloadConformanceTests {
     let collector = Task { await progress.collect() }
     let data = try await fixture.client.send(
       Endpoint<Data>(.get, "mem").downloadProgress(progress))
-    let events = await collector.value
+    let events = await collector.linkedValue
     #expect(data.count == 2_000_000)
     #expect(events.last?.completed == 2_000_000)
     #expect(events.last?.isFinal == true)
@@ -237,7 +237,7 @@ struct DownloadConformanceTests {
     try await fixture.client.send(
       Endpoint<Void>(.put, "up").fileBody(file, contentType: "application/octet-stream")
         .uploadProgress(progress))
-    let events = await collector.value
+    let events = await collector.linkedValue
     #expect(try await fixture.server.takeRequest().body == bytes)
     #expect(events.last?.completed == Int64(bytes.count))
     #expect(events.last?.isFinal == true)
@@ -253,7 +253,7 @@ struct DownloadConformanceTests {
 /// cooperative pool, and in a full `swift test` on 2 cores that delayed every other test by
 /// about 28 s and timing bounds of cancellation tests by about 1 s (seen in CI).
 @Suite(
-  "CurlTransport download: bounded memory", .timeLimit(.minutes(3)),
+  "CurlTransport download: bounded memory", .timeLimit(.minutes(5)),
   .enabled(
     if: ProcessInfo.processInfo.environment["COURIER_HEAVY_TESTS"] == "1"
       && FileManager.default.fileExists(atPath: "/proc/self/status"),
@@ -261,8 +261,10 @@ struct DownloadConformanceTests {
 struct DownloadMemoryTests {
   @Test("256 MiB to a file: peak RSS growth < 64 MiB, the file matches")
   func boundedMemory() async throws {
-    let result = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
-      await DownloadMemoryTests.scenario()
+    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+      await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
+        await DownloadMemoryTests.scenario()
+      }
     }
     let report = String(decoding: result?.standardOutputContent ?? [], as: UTF8.self)
     print("CurlTransport 256 MiB download:", report)

@@ -12,7 +12,7 @@ import Testing
 /// starts and sent as `Content-Length`, so a file that is then cut short (a log rotated, a
 /// download still being written) must fail the request, not leave the server waiting for
 /// bytes that never come.
-@Suite("File bodies that change while they are sent", .timeLimit(.minutes(1)))
+@Suite("File bodies that change while they are sent", .timeLimit(.minutes(5)))
 struct FileBodyConformanceTests {
   @Test(
     "a file body cut short mid-upload fails with invalidRequest at once, not a hang",
@@ -51,7 +51,7 @@ struct FileBodyConformanceTests {
 
     let clock = ContinuousClock()
     let start = clock.now
-    let error = await courierError { _ = try await upload.value }
+    let error = await courierError { _ = try await upload.linkedValue }
     let elapsed = clock.now - start
     #expect(error?.kind == .invalidRequest, "\(String(reflecting: error))")
     #expect(error?.debugMessage.contains("cut short while it was sent") == true)

@@ -10,7 +10,7 @@ import Testing
   /// an idle keep-alive connection, not a download's connection, not its partial file, and not
   /// the mock server's sockets. Each would keep a connection open, or a file busy, for as long
   /// as an unrelated child lives.
-  @Suite("Transport conformance: child processes inherit nothing", .timeLimit(.minutes(1)))
+  @Suite("Transport conformance: child processes inherit nothing", .timeLimit(.minutes(5)))
   struct InheritanceConformanceTests {
     @Test(
       "a spawned child holds no connection, no partial file, no server socket",

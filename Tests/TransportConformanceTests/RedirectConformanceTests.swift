@@ -6,7 +6,7 @@ import Testing
 /// Redirects, the same on every transport that talks to a real server: credentials dropped
 /// across hosts and kept on the same host, the method rules of 303 and 307, loops and hop
 /// limits, and `doNotFollow`.
-@Suite("Transport conformance: redirects", .timeLimit(.minutes(1)))
+@Suite("Transport conformance: redirects", .timeLimit(.minutes(5)))
 struct RedirectConformanceTests {
   static func credentialed(
     _ url: URL, method: HTTPMethod = .get, body: RequestBody = .empty

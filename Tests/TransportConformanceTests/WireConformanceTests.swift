@@ -6,7 +6,7 @@ import Testing
 /// The behaviour every transport that talks to a real server must share, run case by case
 /// against each of them (``TransportKind/wire``) over `MockServer`. Every case waits on
 /// sockets, so the suite's time limit applies to each.
-@Suite("Transport conformance over MockServer", .timeLimit(.minutes(1)))
+@Suite("Transport conformance over MockServer", .timeLimit(.minutes(5)))
 struct WireConformanceTests {
   // MARK: Methods and bodies
 
@@ -508,7 +508,7 @@ struct WireConformanceTests {
     #expect(client.inFlightCount == 6)
     #expect(client.cancelAll() == 6)
     for task in tasks {
-      #expect(await courierError { try await task.value }?.kind == .cancelled)
+      #expect(await courierError { try await task.linkedValue }?.kind == .cancelled)
     }
   }
 
@@ -540,8 +540,8 @@ struct WireConformanceTests {
     for _ in 0..<2 { paths.insert(try await server.takeRequest().path) }
     #expect(paths == ["/slow", "/hang"])
     #expect(outer.cancelAll() == 1)
-    #expect(await courierError { try await doomed.value }?.kind == .cancelled)
-    #expect(try await survivor.value == "slow")
+    #expect(await courierError { try await doomed.linkedValue }?.kind == .cancelled)
+    #expect(try await survivor.linkedValue == "slow")
   }
 
   @Test(
@@ -558,7 +558,7 @@ struct WireConformanceTests {
     _ = try await fixture.server.takeRequest()
     fixture.underTest.shutdown()
     #expect(fixture.underTest.isShutDown())
-    #expect(await courierError { try await task.value }?.kind == .cancelled)
+    #expect(await courierError { try await task.linkedValue }?.kind == .cancelled)
     let later = await courierError { try await client.send(Endpoint<Data>(.get, "later")) }
     #expect(later?.kind == .invalidRequest)
     #expect(later?.debugDescription.contains("shut down") == true)
@@ -600,8 +600,10 @@ struct WireConformanceTests {
     // In a child process: other suites running in parallel can starve the cooperative pool,
     // which delays any timer and says nothing about the transport. (An exit test cannot
     // capture an argument here, hence one test per transport.)
-    let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
-      try await hardTimeoutScenario(.urlSession)
+    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+      await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        try await hardTimeoutScenario(.urlSession)
+      }
     }
     reportChildFailure(result)
   }
@@ -610,8 +612,10 @@ struct WireConformanceTests {
     "CurlTransport: a hard timeout ends a hanging request within the limit + 100 ms and closes its connection",
     .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/fd"), "reads /proc/self/fd"))
   func hardTimeoutCurl() async throws {
-    let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
-      try await hardTimeoutScenario(.curl)
+    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+      await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        try await hardTimeoutScenario(.curl)
+      }
     }
     reportChildFailure(result)
   }
