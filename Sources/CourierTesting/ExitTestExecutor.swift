@@ -10,9 +10,10 @@ import Dispatch
 /// for as long as the child runs; on Linux the pool adds a thread only once its monitor sees
 /// workers blocked, and in the meantime every other test waits. In a full `swift test` here,
 /// eight such reads were blocked at once (`gdb`, 15 s into the run). Under this executor's
-/// preference, which those child tasks inherit, the reads block threads of their own:
+/// preference, which those child tasks inherit, the reads block threads of their own (test
+/// code; the type is `package`, so the documentation check does not compile it):
 ///
-/// ```swift
+/// ```
 /// let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
 ///   await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
 ///     try await scenario()
