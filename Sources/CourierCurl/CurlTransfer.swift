@@ -71,6 +71,21 @@ final class CurlTransfer {
   /// makes either an unrecoverable error, which libcurl (7.88) does not detect itself (it uses
   /// the last value, and reads a length it cannot hold as "until the close").
   private var refusedLength: String?
+  /// The length of the request body, memory or file, once one is set: what `Content-Length`
+  /// says. `nil` without a body.
+  private var requestBodyLength: Int64?
+  /// Whether an answer that arrives whole before the request body is sent ends the transfer
+  /// (``answeredEarly``): over the HTTP/2 opt-in, when libcurl does not decode the body (so
+  /// the bytes received can be counted against `Content-Length`).
+  private var endsOnEarlyAnswer = false
+  /// The final response's `Content-Length`, when an early answer can end the transfer.
+  private var earlyAnswerLength: Int64?
+  /// The server sent its whole answer over HTTP/2 before the request body was sent, and the
+  /// transfer was stopped then (the stream reset, the connection kept). libcurl 7.88 would
+  /// otherwise wait for the rest of the upload until a timeout, and nginx, answering without
+  /// reading (`return 200` to an 8 MiB `PUT`), never opens the flow-control window for it.
+  /// RFC 9113 §8.1 allows such an answer; it is the response.
+  private var answeredEarly = false
 
   /// Configures `handle` (fresh, reset, or kept from a plain transfer) for `ticket`'s request.
   init(
@@ -96,6 +111,9 @@ final class CurlTransfer {
   private func configure(_ configuration: CurlTransport.Configuration) throws(CourierError) {
     let request = sent
     let context = Unmanaged.passUnretained(self).toOpaque()
+    // Per transfer, not with the shared options: a kept handle skips those.
+    endsOnEarlyAnswer =
+      configuration.httpVersion == .http2 && configuration.contentDecoding != .automatic
     if !handle.isConfigured {
       try configureShared(configuration)
       handle.isConfigured = true
@@ -237,6 +255,7 @@ final class CurlTransfer {
     let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, data.count), alignment: 1)
     data.copyBytes(to: copy.bindMemory(to: UInt8.self), count: data.count)
     bodyCopy = copy
+    requestBodyLength = Int64(data.count)
     try set(CURLOPT_POST, 1)
     try check(
       courier_curl_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(data.count)))
@@ -258,6 +277,7 @@ final class CurlTransfer {
     }
     file = descriptor
     fileLength = Int64(info.st_size)
+    requestBodyLength = fileLength
     try check(
       courier_curl_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(info.st_size)))
   }
@@ -397,7 +417,42 @@ final class CurlTransfer {
     }
     body.append(bytes.assumingMemoryBound(to: UInt8.self), count: count)
     downloadProgress?.update(completed: Int64(body.count), expected: expectedLength)
+    if let earlyAnswerLength, Int64(body.count) >= earlyAnswerLength, uploadUnfinished() {
+      // Any count but the one given stops the transfer; ``complete(_:)`` answers with the
+      // response, whole.
+      answeredEarly = true
+      return 0
+    }
     return count
+  }
+
+  /// Whether less of the request body has gone out than it holds.
+  private func uploadUnfinished() -> Bool {
+    guard let requestBodyLength else { return false }
+    var sent: curl_off_t = 0
+    _ = courier_curl_easy_getinfo_off_t(easy, CURLINFO_SIZE_UPLOAD_T, &sent)
+    return Int64(sent) < requestBodyLength
+  }
+
+  /// At the final response head, with a request body still going out over HTTP/2: the
+  /// answer's length, so that ``receiveBody(_:count:)`` can end the transfer when it has all
+  /// arrived; or `false` (stop now) when the answer has no body to wait for.
+  private func watchForEarlyAnswer(status: Int) -> Bool {
+    guard endsOnEarlyAnswer, writer == nil, uploadUnfinished() else { return true }
+    var version = 0
+    _ = courier_curl_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
+    guard version == CURL_HTTP_VERSION_2_0 else { return true }
+    var length: curl_off_t = -1
+    guard
+      courier_curl_easy_getinfo_off_t(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
+        == CURLE_OK, length >= 0
+    else { return true }
+    if length == 0 || status == 204 || status == 304 {
+      answeredEarly = true
+      return false
+    }
+    earlyAnswerLength = Int64(length)
+    return true
   }
 
   /// The blank line after a header block: when it ends the final response's head (a status
@@ -414,6 +469,7 @@ final class CurlTransfer {
       _ = courier_curl_easy_getinfo_off_t(easy, CURLINFO_SIZE_UPLOAD_T, &sent)
       uploadProgress.complete(total: Int64(sent))
     }
+    guard watchForEarlyAnswer(status: status) else { return false }
     guard writer != nil || downloadProgress != nil else { return true }
     let lines = headerLines
     let headers = HTTPHeaders(receivedLines: lines)
@@ -561,7 +617,7 @@ final class CurlTransfer {
   /// The response, or the error, for libcurl's result `code`.
   func complete(_ code: CURLcode) -> Result<Response, CourierError> {
     let request = ticket.request
-    if code == CURLE_OK {
+    if code == CURLE_OK || answeredEarly {
       var status = 0
       _ = courier_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
       let lines = headerLines

@@ -11,7 +11,8 @@ import Testing
 /// `.ci/run` passes `COURIER_NGINX_URL`, `COURIER_NGINX_TLS_URL` and `COURIER_TLS_CA_BUNDLE`;
 /// without them every test here is skipped with that message. The locations (see `.ci/run`):
 /// `/protocol`; `/limited` (`keepalive_requests 3`); `/upload` (`client_max_body_size 1k`,
-/// so a larger body gets `413` before nginx reads it); `/drop` (`return 444`: the connection
+/// so a larger body gets `413` before nginx reads it); `/early` (`return 200` to any body up
+/// to 16 MiB, which nginx answers without reading it); `/drop` (`return 444`: the connection
 /// closes without a response); `/data.json` (gzip on); `/files/pattern.bin` (8 MiB, byte `i`
 /// is `i % 251`, sent at 1 MB/s to a request with `X-Slow`).
 @Suite(
@@ -182,6 +183,39 @@ struct NginxInteropTests {
       #expect(error?.attempts == 1)
       #expect(clock.now - start < .seconds(5))
     }
+  }
+
+  // Over HTTP/2 nginx sends its whole answer to a `return` location without reading the
+  // body or opening the stream's flow-control window: libcurl 7.88 sent the first 64 KiB and
+  // then waited for the rest of the upload until the attempt timed out (the `curl` command
+  // hangs the same way). CurlTransport ends the transfer once the answer is whole.
+  @Test(
+    "an 8 MiB upload nginx answers without reading it gets the answer at once, from memory and file",
+    arguments: Route.allCases)
+  func earlyAnswer(route: Route) async throws {
+    let (transport, base, shutdown) = try make(route)
+    defer { shutdown() }
+    let client = Client.standard(baseURL: base, transport: transport, locale: "en")
+    let first = try await client.send(Endpoint<Seen>(.get, "protocol"))
+    let body = Data(repeating: 0x65, count: 8 << 20)
+    let file = FileManager.default.temporaryDirectory
+      .appendingPathComponent("courier-nginx-early-\(UUID().uuidString).bin")
+    try body.write(to: file)
+    defer { try? FileManager.default.removeItem(at: file) }
+    for endpoint in [
+      Endpoint<Seen>(.post, "early").body(body, contentType: "application/octet-stream"),
+      Endpoint<Seen>(.put, "early").fileBody(file, contentType: "application/octet-stream"),
+    ] {
+      let clock = ContinuousClock()
+      let start = clock.now
+      let seen = try await client.send(endpoint.timeout(.seconds(5)))
+      #expect(clock.now - start < .seconds(5))
+      #expect(seen.protocolName == (route == .curlHTTP2 ? "HTTP/2.0" : "HTTP/1.1"))
+      if route == .curlHTTP2 { #expect(seen.connection == first.connection) }
+    }
+    // The connection still carries requests (over HTTP/2 only its stream was reset).
+    let after = try await client.send(Endpoint<Seen>(.get, "protocol"))
+    if route == .curlHTTP2 { #expect(after.connection == first.connection) }
   }
 
   @Test("a connection nginx closes without an answer is connectionLost", arguments: Route.allCases)
