@@ -31,8 +31,6 @@ final class CurlTransfer {
   private var bodyCopy: UnsafeMutableRawBufferPointer?
   /// The descriptor of a file request body, streamed by the read callback.
   private var file: Int32 = -1
-  /// The file body's length when the transfer started: what `Content-Length` says.
-  private var fileLength: Int64 = 0
   /// Why reading the file body stopped the transfer: a read error, or a file cut short while
   /// it was sent.
   private var fileFailure: String?
@@ -71,8 +69,8 @@ final class CurlTransfer {
   /// makes either an unrecoverable error, which libcurl (7.88) does not detect itself (it uses
   /// the last value, and reads a length it cannot hold as "until the close").
   private var refusedLength: String?
-  /// The length of the request body, memory or file, once one is set: what `Content-Length`
-  /// says. `nil` without a body.
+  /// The length of the request body, memory or file (a file's when the transfer started):
+  /// what `Content-Length` says. `nil` without a body.
   private var requestBodyLength: Int64?
   /// Whether an answer that arrives whole before the request body is sent ends the transfer
   /// (``answeredEarly``): over the HTTP/2 opt-in, when libcurl does not decode the body (so
@@ -276,8 +274,7 @@ final class CurlTransfer {
         request: request, attempts: 1, stage: "transport")
     }
     file = descriptor
-    fileLength = Int64(info.st_size)
-    requestBodyLength = fileLength
+    requestBodyLength = Int64(info.st_size)
     try check(
       courier_curl_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(info.st_size)))
   }
@@ -599,9 +596,11 @@ final class CurlTransfer {
     // libcurl stops asking once it has the length it sent as `Content-Length`, so an end of
     // file before that means the file was cut short while it was sent. Left to libcurl, the
     // upload would end there and the server would wait for the rest until a timeout.
-    if read == 0, case let offset = Int64(lseek(file, 0, SEEK_CUR)), offset < fileLength {
+    if read == 0, let length = requestBodyLength,
+      case let offset = Int64(lseek(file, 0, SEEK_CUR)), offset < length
+    {
       fileFailure =
-        "the file body was cut short while it was sent: it had \(fileLength) bytes when the "
+        "the file body was cut short while it was sent: it had \(length) bytes when the "
         + "request started (its Content-Length), and it ended after \(max(0, offset))"
       return courier_curl_readfunc_abort
     }

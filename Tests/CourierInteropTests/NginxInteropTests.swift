@@ -62,6 +62,22 @@ struct NginxInteropTests {
     }
   }
 
+  /// The same 8 MiB as a `POST` from memory and a `PUT` from a file, each on the endpoint
+  /// `endpoint` makes for its method, and what removes the file.
+  private static func eightMiBUploads<Value>(
+    _ endpoint: (HTTPMethod) -> Endpoint<Value>
+  ) throws -> (endpoints: [Endpoint<Value>], removeFile: () -> Void) {
+    let body = Data(repeating: 0x62, count: 8 << 20)
+    let file = FileManager.default.temporaryDirectory
+      .appendingPathComponent("courier-nginx-upload-\(UUID().uuidString).bin")
+    try body.write(to: file)
+    let endpoints = [
+      endpoint(.post).body(body, contentType: "application/octet-stream"),
+      endpoint(.put).fileBody(file, contentType: "application/octet-stream"),
+    ]
+    return (endpoints, { try? FileManager.default.removeItem(at: file) })
+  }
+
   private static func curlHTTP2() -> CurlTransport {
     var configuration = CurlTransport.Configuration.standard
     configuration.tls = CurlTransport.TLS(caBundlePath: TLSServer.caBundle)
@@ -166,15 +182,9 @@ struct NginxInteropTests {
     let (transport, base, shutdown) = try make(route)
     defer { shutdown() }
     let client = Client.standard(baseURL: base, transport: transport, locale: "en")
-    let body = Data(repeating: 0x62, count: 8 << 20)
-    let file = FileManager.default.temporaryDirectory
-      .appendingPathComponent("courier-nginx-413-\(UUID().uuidString).bin")
-    try body.write(to: file)
-    defer { try? FileManager.default.removeItem(at: file) }
-    for endpoint in [
-      Endpoint<Data>(.post, "upload").body(body, contentType: "application/octet-stream"),
-      Endpoint<Data>(.put, "upload").fileBody(file, contentType: "application/octet-stream"),
-    ] {
+    let (endpoints, removeFile) = try Self.eightMiBUploads { Endpoint<Data>($0, "upload") }
+    defer { removeFile() }
+    for endpoint in endpoints {
       let clock = ContinuousClock()
       let start = clock.now
       let error = await courierError { _ = try await client.send(endpoint) }
@@ -197,15 +207,9 @@ struct NginxInteropTests {
     defer { shutdown() }
     let client = Client.standard(baseURL: base, transport: transport, locale: "en")
     let first = try await client.send(Endpoint<Seen>(.get, "protocol"))
-    let body = Data(repeating: 0x65, count: 8 << 20)
-    let file = FileManager.default.temporaryDirectory
-      .appendingPathComponent("courier-nginx-early-\(UUID().uuidString).bin")
-    try body.write(to: file)
-    defer { try? FileManager.default.removeItem(at: file) }
-    for endpoint in [
-      Endpoint<Seen>(.post, "early").body(body, contentType: "application/octet-stream"),
-      Endpoint<Seen>(.put, "early").fileBody(file, contentType: "application/octet-stream"),
-    ] {
+    let (endpoints, removeFile) = try Self.eightMiBUploads { Endpoint<Seen>($0, "early") }
+    defer { removeFile() }
+    for endpoint in endpoints {
       let clock = ContinuousClock()
       let start = clock.now
       let seen = try await client.send(endpoint.timeout(.seconds(5)))
