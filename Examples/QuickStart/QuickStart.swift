@@ -11,12 +11,19 @@ struct User: Decodable, Sendable {
   let name: String
 }
 
-/// Logs each request line; any type with `intercept(_:next:)` is a middleware.
+/// Logs each attempt's outcome; any type with `intercept(_:next:)` is a middleware.
 struct PrintMiddleware: Middleware {
   func intercept(_ request: Request, next: Next) async throws -> Response {
-    let response = try await next(request)
-    print("\(request.method) \(request.url.path) -> \(response.status)")
-    return response
+    do {
+      let response = try await next(request)
+      print("\(request.method) \(request.url.path) -> \(response.status)")
+      return response
+    } catch let error as CourierError {
+      // A 4xx, a 5xx or a business failure arrives here as an error already: the response
+      // checks run next to the wire, below your middleware.
+      print("\(request.method) \(request.url.path) -> \(error.kind)")
+      throw error
+    }
   }
 }
 
