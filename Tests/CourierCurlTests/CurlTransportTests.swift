@@ -54,11 +54,11 @@ struct CurlTransportTests {
   @Test(
     "a refused connection: libcurl's detail in debugDescription, never in the reason, URL redacted")
   func refusedConnectionText() async throws {
-    let server = try MockServer()
-    let port = server.port
-    server.shutdown()
+    let refusing = try RefusingPort()
+    defer { withExtendedLifetime(refusing) {} }
     let url = try #require(
-      URL(string: "http://alice:hunter2@127.0.0.1:\(port)/x?api_key=SECRET-KEY-123&v=2"))
+      URL(
+        string: "http://alice:hunter2@127.0.0.1:\(refusing.port)/x?api_key=SECRET-KEY-123&v=2"))
     let transport = CurlTransport()
     defer { transport.shutdown() }
     let client = Client(transport: transport, locale: "en")
