@@ -84,7 +84,12 @@ extension MockServer {
   /// A port on 127.0.0.1 where nothing listens (a server's, just after it shut down): the
   /// target for "connection refused" tests.
   ///
+  /// Deprecated: the kernel can give the port to another server (another test's, running in
+  /// parallel) before the connection is tried, which then is not refused. A ``RefusingPort``
+  /// holds its port for as long as it lives.
+  ///
   /// - Throws: ``MockServerError`` when no server could start to find the port.
+  @available(*, deprecated, message: "use RefusingPort, which holds its port while it lives")
   public static func closedPort() throws -> Int {
     let server = try MockServer()
     let port = server.port

@@ -117,34 +117,3 @@ func threads(named name: String) -> [String] {
 
 /// Bytes that compress extremely well: `count` zero bytes.
 func zeros(_ count: Int) -> Data { Data(count: count) }
-
-/// A port on 127.0.0.1 that refuses connections for as long as this value lives: a socket is
-/// bound to it and never listens, so the kernel cannot give the port to another test's server
-/// meanwhile. (A shut-down MockServer's port could be: one clean-clone CI run got "Connection
-/// reset by peer" instead of a refusal there.)
-final class RefusingPort {
-  let port: Int
-  private let fd: Int32
-
-  init() throws {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    guard fd >= 0 else { throw CourierError(kind: .transport, debugMessage: "socket failed") }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let named = withUnsafeMutablePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-      }
-    }
-    guard named else {
-      close(fd)
-      throw CourierError(kind: .transport, debugMessage: "bind to 127.0.0.1 failed")
-    }
-    self.fd = fd
-    port = Int(UInt16(bigEndian: address.sin_port))
-  }
-
-  deinit { close(fd) }
-}

@@ -28,13 +28,13 @@ func thrownError(_ body: () async throws -> Void) async -> CourierError? {
 }
 
 /// A listening TCP socket on 127.0.0.1 (the kernel completes handshakes into its backlog, so
-/// a probe connects without anyone accepting), or a port that was just closed.
+/// a probe connects without anyone accepting), or a port that refuses connections: bound and
+/// never listening, so that no other test's server can be given it while this value lives.
 final class LoopbackPort: Sendable {
   let port: Int
   private let fd: Int32
 
-  /// Binds an ephemeral port; listens on it when `listening`, else closes it at once so the
-  /// port is (almost certainly) closed.
+  /// Binds an ephemeral port and listens on it when `listening`.
   init(listening: Bool) throws {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw POSIXError(.EIO) }
@@ -56,15 +56,10 @@ final class LoopbackPort: Sendable {
       throw POSIXError(.EIO)
     }
     port = Int(UInt16(bigEndian: address.sin_port))
-    if listening {
-      self.fd = fd
-    } else {
-      _ = close(fd)
-      self.fd = -1
-    }
+    self.fd = fd
   }
 
-  deinit { if fd >= 0 { _ = close(fd) } }
+  deinit { _ = close(fd) }
 
   var url: URL { URL(string: "http://127.0.0.1:\(port)/")! }
 }

@@ -41,9 +41,11 @@ struct CassetteTests {
     let binary = Request(url: server.url("blob"))
     var responses: [Response] = []
     for request in [get, post, binary] { responses.append(try await recording.send(request)) }
-    let refused = Request(url: URL(string: "http://127.0.0.1:\(try closedPort())/down")!)
+    let refusing = try RefusingPort()
+    let refused = Request(url: refusing.url("down"))
     let error = await courierError { _ = try await recording.send(refused) }
     #expect(error?.kind == .cannotConnect)
+    withExtendedLifetime(refusing) {}
     return Recorded(
       file: file, requests: [get, post, binary, refused], responses: responses, port: server.port)
   }

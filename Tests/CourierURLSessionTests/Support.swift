@@ -37,6 +37,3 @@ struct WireFixture {
     server.shutdown()
   }
 }
-
-/// A port on 127.0.0.1 where nothing listens.
-func closedPort() throws -> Int { try MockServer.closedPort() }

@@ -38,7 +38,9 @@ struct TransportHardeningTests {
 
   @Test("a refused connection's URLError leaks no query value or user info")
   func refusedConnectionIsRedacted() async throws {
-    let url = try Self.secretURL(port: try closedPort(), path: "x")
+    let refusing = try RefusingPort()
+    defer { withExtendedLifetime(refusing) {} }
+    let url = try Self.secretURL(port: refusing.port, path: "x")
     let transport = URLSessionTransport()
     defer { transport.shutdown() }
     let client = Client(transport: transport, locale: "en")

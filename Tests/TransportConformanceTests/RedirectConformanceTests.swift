@@ -172,9 +172,10 @@ struct RedirectConformanceTests {
   func failedHop(kind: TransportKind) async throws {
     let fixture = try Fixture(kind)
     defer { fixture.shutdown() }
-    let closed = try MockServer.closedPort()
+    let refusing = try RefusingPort()
+    defer { withExtendedLifetime(refusing) {} }
     fixture.server.enqueue(
-      MockResponse(status: 302).addingHeader("Location", "http://127.0.0.1:\(closed)/gone"))
+      MockResponse(status: 302).addingHeader("Location", refusing.url("gone").absoluteString))
     let start = fixture.server.url("/start")
     let error = await courierError { try await fixture.client.send(Request(url: start)) }
     #expect(error?.kind == .cannotConnect, "\(String(reflecting: error))")

@@ -86,9 +86,6 @@ struct Fixture {
   }
 }
 
-/// A port on 127.0.0.1 where nothing listens.
-func closedPort() throws -> Int { try MockServer.closedPort() }
-
 /// How many sockets this process has open.
 func openSockets() -> Int { ProcessProbe.openSockets() }
 

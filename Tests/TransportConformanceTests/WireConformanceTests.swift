@@ -411,11 +411,12 @@ struct WireConformanceTests {
 
   @Test("connection refused is cannotConnect", arguments: TransportKind.wire)
   func connectionRefused(kind: TransportKind) async throws {
-    let port = try closedPort()
+    let refusing = try RefusingPort()
+    defer { withExtendedLifetime(refusing) {} }
     let underTest = kind.make()
     defer { underTest.shutdown() }
     let client = Client(
-      baseURL: URL(string: "http://127.0.0.1:\(port)/")!, transport: underTest.transport,
+      baseURL: refusing.baseURL, transport: underTest.transport,
       locale: "en")
     let error = await courierError { try await client.send(Endpoint<Data>(.get, "x")) }
     #expect(error?.kind == .cannotConnect)

@@ -91,7 +91,10 @@ public final class MockServer: Sendable {
   /// `path` may carry a query string and percent-escapes, which are kept as written:
   /// `server.url("/a%20b?x=1")` is `http://127.0.0.1:<port>/a%20b?x=1`. Characters that
   /// cannot appear in a URL are percent-encoded.
-  public func url(_ path: String) -> URL {
+  public func url(_ path: String) -> URL { Self.url(path, on: baseURL) }
+
+  /// `path` below `baseURL`, as ``url(_:)`` makes it (``RefusingPort`` too).
+  static func url(_ path: String, on baseURL: URL) -> URL {
     let relative = path.hasPrefix("/") ? String(path.dropFirst()) : path
     let base = baseURL.absoluteString
     if let url = URL(string: base + relative) { return url }

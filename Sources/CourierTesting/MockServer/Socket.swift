@@ -59,6 +59,17 @@ package enum Socket {
   ) throws(MockServerError)
     -> Listener
   {
+    try boundSocket(host: host, port: port, listening: true)
+  }
+
+  /// Binds `host` on `port` and, when `listening`, starts listening. A socket bound without
+  /// listening (and without `SO_REUSEADDR`) holds its port: connections to it are refused and
+  /// the kernel gives the port to no other socket meanwhile (``RefusingPort``).
+  package static func boundSocket(
+    host: String, port: Int, listening: Bool
+  ) throws(MockServerError)
+    -> Listener
+  {
     guard (0...65535).contains(port) else { throw MockServerError("port \(port) is out of range") }
     var v4 = in_addr()
     var v6 = in6_addr()
@@ -70,7 +81,7 @@ package enum Socket {
       address.sin_family = sa_family_t(AF_INET)
       address.sin_port = UInt16(port).bigEndian
       address.sin_addr = v4
-      let fd = try openListener(family: AF_INET, address: address)
+      let fd = try openSocket(family: AF_INET, address: address, listening: listening)
       return Listener(fd: fd, port: try boundPort(fd), urlHost: host)
     }
     if inet_pton(AF_INET6, host, &v6) == 1 {
@@ -81,15 +92,16 @@ package enum Socket {
       address.sin6_family = sa_family_t(AF_INET6)
       address.sin6_port = UInt16(port).bigEndian
       address.sin6_addr = v6
-      let fd = try openListener(family: AF_INET6, address: address)
+      let fd = try openSocket(family: AF_INET6, address: address, listening: listening)
       return Listener(fd: fd, port: try boundPort(fd), urlHost: "[\(host)]")
     }
     throw MockServerError("'\(host)' is not a numeric IPv4 or IPv6 address")
   }
 
-  private static func openListener<Address>(
+  private static func openSocket<Address>(
     family: Int32,
-    address: Address
+    address: Address,
+    listening: Bool
   ) throws(MockServerError) -> Int32 {
     let fd = socket(family, streamType | closeOnExecType, 0)
     guard fd >= 0 else { throw MockServerError(lastError("socket()")) }
@@ -97,10 +109,14 @@ package enum Socket {
       #if !canImport(Glibc)
         try setCloseOnExec(fd)  // On Linux, SOCK_CLOEXEC set it in socket(2).
       #endif
-      var one: Int32 = 1
-      let reuse = setsockopt(
-        fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-      guard reuse == 0 else { throw MockServerError(lastError("setsockopt(SO_REUSEADDR)")) }
+      if listening {
+        // So that a test server can take a port in TIME_WAIT again. A socket that never
+        // listens goes without it: then no other socket can share its port.
+        var one: Int32 = 1
+        let reuse = setsockopt(
+          fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        guard reuse == 0 else { throw MockServerError(lastError("setsockopt(SO_REUSEADDR)")) }
+      }
       var address = address
       let bound = withUnsafePointer(to: &address) { pointer in
         pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -108,6 +124,7 @@ package enum Socket {
         }
       }
       guard bound == 0 else { throw MockServerError(lastError("bind()")) }
+      guard listening else { return fd }
       guard listen(fd, 128) == 0 else {
         throw MockServerError(lastError("listen()"))
       }
