@@ -28,7 +28,9 @@ import Foundation
 /// the transport decoded already, so a `.gz` file served with `Content-Encoding: gzip` is not
 /// unpacked twice. Either way the headers are made true afterwards: `Content-Encoding` is
 /// removed and `Content-Length` is the body's size. A gzip body without a `Content-Encoding`
-/// (a `.tar.gz` download) is left alone.
+/// (a `.tar.gz` download) is left alone. Stacked codings (`Content-Encoding: deflate, gzip`)
+/// are undone last first, up to ``maximumCodings``, each layer only while its bytes are still
+/// encoded; a list naming any coding this middleware does not know is left as it came.
 ///
 /// Decoding is bounded by ``ResponseDecompression/limit`` (32 MiB, 100× past 1 MiB by
 /// default): passing it fails with ``CourierError/Kind/bodyTooLarge``; a truncated or corrupt
@@ -157,7 +159,7 @@ public struct GzipMiddleware: Middleware, CustomStringConvertible {
     let declaredLength = response.headers[.contentLength].flatMap { Int($0) }
     // A Content-Length that disagrees with the body means the transport decoded it already.
     let transportDecoded = declaredLength.map { $0 != body.count } ?? false
-    guard let coding = Self.contentCoding(named: encoding) else {
+    guard let codings = Self.contentCodings(named: encoding) else {
       // A coding this middleware does not decode (`br`, `zstd`) stays as it came, unless the
       // transport decoded it (URLSession asks for both): then the headers are made true too.
       guard transportDecoded else { return response }
@@ -166,12 +168,16 @@ public struct GzipMiddleware: Middleware, CustomStringConvertible {
       return response
     }
     if !transportDecoded && !body.isEmpty {
+      var coding = codings[codings.count - 1]
       do {
-        if let decoded = try Self.decodeIfEncoded(
-          body, coding: coding, limit: responseDecompression.limit)
-        {
-          response.body = decoded
+        guard codings.count <= Self.maximumCodings else {
+          throw CourierError(
+            kind: .corruptBody,
+            debugMessage:
+              "\(codings.count) content codings; at most \(Self.maximumCodings) are decoded")
         }
+        response.body = try Self.decodeLayers(
+          body, codings: codings, limit: responseDecompression.limit, current: &coding)
       } catch var error as CourierError {
         error.response = response
         error.request = response.request
@@ -186,13 +192,57 @@ public struct GzipMiddleware: Middleware, CustomStringConvertible {
     return response
   }
 
+  /// 5: the most content codings one response may stack (`Content-Encoding: gzip, gzip`),
+  /// as libcurl allows since 7.84 (CVE-2022-32206: each layer costs a decoder's memory).
+  /// More is `corruptBody`.
+  public static let maximumCodings = 5
+
   /// The coding a `Content-Encoding` value names when it is one this middleware decodes.
-  static func contentCoding(named value: String) -> GzipFormat? {
+  static func contentCoding(named value: some StringProtocol) -> GzipFormat? {
     switch value.trimmingCharacters(in: .whitespaces).lowercased() {
     case "gzip", "x-gzip": return .gzip
     case "deflate": return .deflate
     default: return nil
     }
+  }
+
+  /// The codings a `Content-Encoding` list names, in the order the server applied them
+  /// (`identity` and empty elements left out), or `nil` when one is a coding this middleware
+  /// does not decode, or none is named.
+  static func contentCodings(named value: String) -> [GzipFormat]? {
+    var codings: [GzipFormat] = []
+    for element in value.split(separator: ",") {
+      let name = element.trimmingCharacters(in: .whitespaces)
+      if name.isEmpty || name.caseInsensitiveCompare("identity") == .orderedSame { continue }
+      guard let coding = contentCoding(named: name) else { return nil }
+      codings.append(coding)
+    }
+    return codings.isEmpty ? nil : codings
+  }
+
+  /// `body` with its `codings` undone, last applied first, for as long as the bytes are still
+  /// encoded: a layer whose bytes are not (a transport decoded them, or a server labelled one
+  /// coding too many) ends the decoding there. The first layer gets `limit`; the ones inside
+  /// it the same ceiling, counted from the bytes that came over the wire, so that stacking
+  /// codings multiplies no ratio. `current` is the coding being undone, for error messages.
+  static func decodeLayers(
+    _ body: Data, codings: [GzipFormat], limit: DecompressionLimit,
+    current: inout GzipFormat
+  ) throws -> Data {
+    var bytes = body
+    for (layer, coding) in codings.reversed().enumerated() {
+      current = coding
+      let layerLimit =
+        layer == 0
+        ? limit
+        : DecompressionLimit(
+          maximumSize: limit.ceiling(forInput: body.count), maximumRatio: nil)
+      guard let decoded = try decodeIfEncoded(bytes, coding: coding, limit: layerLimit) else {
+        break
+      }
+      bytes = decoded
+    }
+    return bytes
   }
 
   /// The decoded body, or `nil` when the bytes are not encoded (the transport decoded them,

@@ -28,8 +28,9 @@ import Foundation
 ///   (Linux: the connection closed mid-body) | ``CourierError/Kind/connectionLost`` |
 /// | `unknown` (-1) with libcurl's "Error while processing content unencoding" or
 ///   "Unrecognized or bad HTTP Content or Transfer-Encoding" (Linux: a `Content-Encoding`
-///   such as gzip over a body that is not encoded that way, or one libcurl does not know) |
-///   ``CourierError/Kind/corruptBody`` |
+///   such as gzip over a body that is not encoded that way, or one libcurl does not know), or
+///   "Failed writing received data to disk/application" (Linux: bytes after the end of a gzip
+///   body, which libcurl's decoder refuses) | ``CourierError/Kind/corruptBody`` |
 /// | `unknown` (-1) with libcurl's "Invalid Content-Length", "Out of memory" (a header line
 ///   over 100 KB), "Failed writing header" (a head FoundationNetworking cannot parse), "Too
 ///   large response headers" (over 300 KB in all), "Nul byte in header" or "Header without
@@ -61,7 +62,9 @@ public enum URLErrorMapping {
       if message.contains("transfer closed with") || message.contains("Recv failure") {
         return .connectionLost
       }
-      if LibcurlDetail.isUndecodableBody(message) { return .corruptBody }
+      if LibcurlDetail.isUndecodableBody(message) || LibcurlDetail.isRefusedDecodedWrite(message) {
+        return .corruptBody
+      }
       if LibcurlDetail.isTLSFailure(message) { return .secureConnectionFailed }
       if LibcurlDetail.isInvalidContentLength(message) || LibcurlDetail.isOutOfMemory(message)
         || LibcurlDetail.isRefusedResponseHead(message)

@@ -264,6 +264,73 @@ struct GzipMiddlewareTests {
     #expect(kept.headers[.contentLength] == String(raw.count))
   }
 
+  @Test("stacked codings are undone last first: deflate, gzip and gzip, gzip, with identity")
+  func stackedCodings() async throws {
+    let url = try #require(URL(string: "https://api.test/x"))
+    let client = { (stub: StubTransport) in
+      Client(
+        baseURL: URL(string: "https://api.test/"), transport: stub, middleware: [GzipMiddleware()])
+    }
+    let deflated = try GzipCompressor.compress(text, format: .zlib)
+    for (label, body) in [
+      ("deflate, gzip", try GzipCompressor.compress(deflated)),
+      ("gzip, gzip", try GzipCompressor.compress(try GzipCompressor.compress(text))),
+      ("gzip, identity,, X-GZIP", try GzipCompressor.compress(try GzipCompressor.compress(text))),
+    ] {
+      let response = try await client(
+        StubTransport([try stubResponse(body, headers: [("Content-Encoding", label)])])
+      ).send(Request(url: url))
+      #expect(response.body == text, "\(label)")
+      #expect(response.headers[.contentEncoding] == nil, "\(label)")
+    }
+    // A server that labels one layer too many: the layer that is not encoded ends decoding.
+    let once = try await client(
+      StubTransport([
+        try stubResponse(
+          try GzipCompressor.compress(text), headers: [("Content-Encoding", "gzip, gzip")])
+      ])
+    ).send(Request(url: url))
+    #expect(once.body == text)
+    // A list naming a coding gzip does not know is left as it came.
+    let mixed = try GzipCompressor.compress(text)
+    let kept = try await client(
+      StubTransport([
+        try stubResponse(
+          mixed,
+          headers: [("Content-Encoding", "br, gzip"), ("Content-Length", String(mixed.count))])
+      ])
+    ).send(Request(url: url))
+    #expect(kept.body == mixed)
+    #expect(kept.headers[.contentEncoding] == "br, gzip")
+  }
+
+  @Test("more than five stacked codings, or an inner layer past the limit, fail clearly")
+  func stackedCodingLimits() async throws {
+    var six = text
+    for _ in 0..<6 { six = try GzipCompressor.compress(six) }
+    let tooMany = StubTransport([
+      try stubResponse(
+        six,
+        headers: [("Content-Encoding", Array(repeating: "gzip", count: 6).joined(separator: ","))])
+    ])
+    let error = await courierError { try await stubClient(tooMany).send(Endpoint<Data>(.get, "x")) }
+    #expect(error?.kind == .corruptBody)
+    #expect(error?.debugDescription.contains("6 content codings; at most 5") == true)
+    // A bomb inside a second layer: the inner layer's ceiling counts from the wire bytes
+    // (100× of a few hundred bytes, but never under the 1 MiB floor), not from the outer
+    // layer's output.
+    let bomb = try GzipCompressor.compress(Data(count: 8 * 1024 * 1024), level: .best)
+    let wrapped = try GzipCompressor.compress(bomb, level: .best)
+    let nested = StubTransport([
+      try stubResponse(wrapped, headers: [("Content-Encoding", "gzip, gzip")])
+    ])
+    let nestedError = await courierError {
+      try await stubClient(nested).send(Endpoint<Data>(.get, "x"))
+    }
+    #expect(nestedError?.kind == .bodyTooLarge)
+    #expect(nestedError?.debugDescription.contains("limit of 1 MiB") == true)
+  }
+
   @Test("a truncated gzip response is corruptBody with the raw response kept")
   func truncatedResponse() async throws {
     let compressed = try GzipCompressor.compress(text).dropLast(10)

@@ -104,6 +104,35 @@ struct GzipWireTests {
     #endif
   }
 
+  /// Found by a hostile test server: URLSession on Linux reported trailing bytes after a gzip
+  /// body as `URLError` -1 "Failed writing received data to disk/application", which mapped
+  /// to `transport` ("A network error occurred") though nothing was wrong with the network.
+  @Test("gzip with trailing garbage is corruptBody over URLSession too, not a network error")
+  func trailingGarbageOverURLSession() async throws {
+    let fixture = try GzipWireFixture()
+    defer { fixture.shutdown() }
+    let body = try GzipCompressor.compress(Data(#"{"code":0,"data":{"name":"Li"}}"#.utf8))
+    fixture.server.enqueue(
+      MockResponse(body: body + Data("GARBAGE".utf8)).addingHeader("Content-Encoding", "gzip"))
+    let result = await courierError {
+      try await fixture.client.send(Endpoint<Name>(.get, "garbage"))
+    }
+    #expect(result?.kind == .corruptBody, "\(String(reflecting: result))")
+  }
+
+  @Test("stacked codings (gzip, gzip) arrive decoded once over URLSession, with true headers")
+  func stackedOverURLSession() async throws {
+    let fixture = try GzipWireFixture()
+    defer { fixture.shutdown() }
+    let json = Data(#"{"code":0,"data":{"name":"Li"}}"#.utf8)
+    let twice = try GzipCompressor.compress(try GzipCompressor.compress(json))
+    fixture.server.enqueue(MockResponse(body: twice).addingHeader("Content-Encoding", "gzip, gzip"))
+    let decoded = try await fixture.client.response(for: Endpoint<Name>(.get, "twice"))
+    #expect(decoded.value.name == "Li")
+    #expect(decoded.response.headers[.contentEncoding] == nil)
+    #expect(decoded.response.headers[.contentLength] == String(decoded.response.body.count))
+  }
+
   @Test("a plain body labelled gzip decodes over a transport that does not auto-decode")
   func labelledGzipButPlainOverStub() async throws {
     let json = Data(#"{"code":0,"data":{"name":"Li"}}"#.utf8)

@@ -43,6 +43,14 @@ package enum LibcurlDetail {
       || detail.contains("bad HTTP Content or Transfer-Encoding")
   }
 
+  /// libcurl's gzip decoder refusing bytes after the end of a member (trailing garbage), as
+  /// URLSession on Linux reports it: `URLError` -1 with `CURLE_WRITE_ERROR`'s words, "Failed
+  /// writing received data to disk/application". FoundationNetworking's own write callback
+  /// takes every byte, so through URLSession only libcurl's decoder fails a write.
+  package static func isRefusedDecodedWrite(_ detail: String) -> Bool {
+    detail == "Failed writing received data to disk/application"
+  }
+
   /// URLSession on Linux refusing a response head its own parser cannot read, such as a
   /// status line without a reason phrase (`HTTP/1.1 200`, which RFC 9112 allows): its header
   /// callback fails, and libcurl reports "Failed writing header".
