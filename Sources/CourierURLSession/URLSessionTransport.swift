@@ -23,9 +23,9 @@ import Synchronization
 /// ```
 ///
 /// ## Platform notes (Linux, where URLSession is libcurl)
-/// - ``Request/timeout`` becomes `URLRequest.timeoutInterval`, which libcurl enforces as an
-///   idle timeout (no bytes for that long), not a total deadline, and in whole seconds only:
-///   the transport rounds it up (at least 1 s). `TimeoutMiddleware` enforces exact limits.
+/// - ``Request/timeout`` is a total limit for the attempt, enforced by this transport (as by
+///   `CurlTransport`): URLSession's `timeoutInterval` is only an idle timeout there (no bytes
+///   for that long), in whole seconds, so it is set a second past the limit as a backstop.
 /// - libcurl decodes gzip responses itself but leaves `Content-Encoding` in place.
 /// - At most 6 connections per host unless the configuration says otherwise.
 public struct URLSessionTransport: Transport {
@@ -218,6 +218,56 @@ public struct URLSessionTransport: Transport {
   ///   ``CourierError/Kind/tooManyRedirects`` past the redirect policy's hops or on a loop,
   ///   ``CourierError/Kind/invalidRequest`` after ``shutdown()``.
   public func send(_ request: Request) async throws -> Response {
+    #if canImport(FoundationNetworking)
+      if let limit = request.timeout, limit > .zero {
+        return try await send(request, within: limit)
+      }
+    #endif
+    return try await attempt(request)
+  }
+
+  #if canImport(FoundationNetworking)
+    /// Sends `request`, cancelling it once `limit` has passed in all: URLSession on Linux
+    /// enforces `timeoutInterval` only while no byte arrives, so a server that trickles its
+    /// answer was never cut off (a 100-byte body at a byte per 200 ms took 20 s under a 3 s
+    /// `Request.timeout`), where `CurlTransport` ends the attempt at the limit.
+    ///
+    /// The same design as `TimeoutMiddleware`: the attempt runs under a
+    /// ``RequestCancellation`` of its own, a child of the caller's, which the process's timer
+    /// thread cancels at the limit; the attempt's marker then cancels the URLSession task.
+    /// URLSession's own idle timeout is set a second later (``urlRequest(for:)``), so the two
+    /// never fire together: that deadlocked URLSession on Linux once.
+    private func send(_ request: Request, within limit: Duration) async throws -> Response {
+      let outer = RequestCancellation.current
+      var token = RequestCancellation.reused(parent: outer)
+      CancellationTimer.shared.arm(after: limit, cancelling: token)
+      defer {
+        CancellationTimer.shared.disarm(token)
+        RequestCancellation.recycle(&token)
+      }
+      do {
+        return try await RequestCancellation.$current.withValue(token) {
+          try await attempt(request)
+        }
+      } catch let error as CourierError {
+        // The timer cancelled the attempt, not the caller; an attempt that failed for its own
+        // reason (a bad URL, a refused connection) reports that reason, however late.
+        guard error.kind == .cancelled, token.isCancelled, !(outer?.isCancelled ?? false),
+          !Task.isCancelled
+        else { throw error }
+        throw CourierError(
+          kind: .timedOut,
+          debugMessage:
+            "the attempt passed its Request.timeout of \(DescriptionText.duration(limit)) in "
+            + "all and was cancelled (URLSession on Linux enforces timeoutInterval only while "
+            + "no byte arrives; URLSessionTransport enforces the total)",
+          underlying: error, request: request, attempts: 1, stage: "transport")
+      }
+    }
+  #endif
+
+  /// One attempt of ``send(_:)``, within no limit but URLSession's own.
+  private func attempt(_ request: Request) async throws -> Response {
     let observer = AttemptObserver(
       request: request,
       limit: request.attributes[ResponseBodyLimitAttribute.self] ?? maximumResponseBodySize,
@@ -437,9 +487,9 @@ public struct URLSessionTransport: Transport {
         + Double(timeout.components.attoseconds) / 1e18
       #if canImport(FoundationNetworking)
         // URLSession on Linux truncates the interval to whole seconds (measured: 1.5 s fires
-        // after 1 s, and 0.5 s at once), so round up: a sub-second limit is TimeoutMiddleware's
-        // to enforce exactly.
-        urlRequest.timeoutInterval = max(1, seconds.rounded(.up))
+        // after 1 s, and 0.5 s at once), so round up; and a second more, since `send` ends the
+        // attempt at the exact limit itself and URLSession's timer must not fire with it.
+        urlRequest.timeoutInterval = max(1, seconds.rounded(.up)) + 1
       #else
         urlRequest.timeoutInterval = max(seconds, 0.001)
       #endif

@@ -440,6 +440,30 @@ struct WireConformanceTests {
     #expect(error?.reason == "The server took too long to respond.")
   }
 
+  /// Found by a hostile test server: URLSession on Linux enforces `timeoutInterval` only while
+  /// no byte arrives, so a 100-byte body at a byte per 200 ms took 20 s under a 3 s timeout.
+  @Test(
+    "a response that trickles past Request.timeout is timedOut, a total limit on every transport",
+    arguments: TransportKind.wire)
+  func tricklingResponse(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    // 30 s of body at 100 bytes a second: URLSession's own idle timer (2 s here) never fires
+    // on it, so without a total limit the body arrives whole and the request succeeds. The
+    // kind tells the two apart; an upper bound on the time would not in a full run on 2
+    // cores, where a request's task can wait 40 s for a pool thread, and URLSession's work
+    // queue, which its cancellation waits for, was seen 12–15 s late under LoadTests.
+    fixture.server.enqueue(
+      MockResponse(body: Data(repeating: 7, count: 3000), fault: .throttle(bytesPerSecond: 100)))
+    let started = ContinuousClock.now
+    let error = await courierError {
+      try await fixture.client.send(Endpoint<Data>(.get, "trickle").timeout(.milliseconds(800)))
+    }
+    let elapsed = ContinuousClock.now - started
+    #expect(error?.kind == .timedOut, "after \(elapsed): \(String(reflecting: error))")
+    #expect(elapsed >= .milliseconds(800))
+  }
+
   @Test(
     "a connection closed without a response is connectionLost on every transport",
     arguments: TransportKind.wire)
