@@ -219,12 +219,27 @@ public struct URLSessionTransport: Transport {
   ///   ``CourierError/Kind/invalidRequest`` after ``shutdown()``.
   public func send(_ request: Request) async throws -> Response {
     #if canImport(FoundationNetworking)
-      if let limit = request.timeout, limit > .zero {
+      if let limit = request.timeout {
+        guard limit > .zero else {
+          // CurlTransport gives libcurl 1 ms for such a limit; nothing can be sent in none.
+          throw CourierError(
+            kind: .timedOut,
+            debugMessage:
+              "Request.timeout is \(DescriptionText.duration(limit)): the attempt had no time left "
+              + "and was not sent",
+            request: request, attempts: 0, stage: "transport")
+        }
         return try await send(request, within: limit)
       }
     #endif
     return try await attempt(request)
   }
+
+  /// The longest `timeoutInterval` this transport gives URLSession: `Int32.max` milliseconds
+  /// (24.8 days), the same bound `CurlTransport` gives libcurl. FoundationNetworking turns the
+  /// interval into whole milliseconds with trapping arithmetic, so a larger one
+  /// (`.timeout(.seconds(Int64.max / 4))`) crashed the process.
+  static let maximumTimeoutInterval = Double(Int32.max) / 1000
 
   #if canImport(FoundationNetworking)
     /// Sends `request`, cancelling it once `limit` has passed in all: URLSession on Linux
@@ -268,6 +283,12 @@ public struct URLSessionTransport: Transport {
 
   /// One attempt of ``send(_:)``, within no limit but URLSession's own.
   private func attempt(_ request: Request) async throws -> Response {
+    // A directory as an upload hung URLSession until its timeout (CurlTransport checks too).
+    if let file = request.body.fileURL, let problem = RegularFile.problem(at: file) {
+      throw CourierError(
+        kind: .invalidRequest, debugMessage: "the file body cannot be sent: \(problem)",
+        request: request, attempts: 1, stage: "transport")
+    }
     let observer = AttemptObserver(
       request: request,
       limit: request.attributes[ResponseBodyLimitAttribute.self] ?? maximumResponseBodySize,
@@ -482,9 +503,9 @@ public struct URLSessionTransport: Transport {
       urlRequest.allHTTPHeaderFields = fields
     }
     if let timeout = request.timeout {
-      let seconds =
-        Double(timeout.components.seconds)
-        + Double(timeout.components.attoseconds) / 1e18
+      let seconds = min(
+        Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18,
+        maximumTimeoutInterval)
       #if canImport(FoundationNetworking)
         // URLSession on Linux truncates the interval to whole seconds (measured: 1.5 s fires
         // after 1 s, and 0.5 s at once), so round up; and a second more, since `send` ends the

@@ -194,6 +194,37 @@ struct EndpointTests {
     #expect(error?.kind == .invalidRequest)
   }
 
+  /// Found by a caller-side probe: a directory as the body hung URLSession until its
+  /// timeout; `/dev/zero` would never end.
+  @Test("a directory, a device or a symlink to one as a body file is invalidRequest, not sent")
+  func notARegularFile() async throws {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "courier-body-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let link = folder.appendingPathComponent("link")
+    try FileManager.default.createSymbolicLink(
+      at: link, withDestinationURL: URL(fileURLWithPath: "/dev/zero"))
+    let regular = folder.appendingPathComponent("regular.bin")
+    try Data([1, 2, 3]).write(to: regular)
+    let linkToRegular = folder.appendingPathComponent("regular-link")
+    try FileManager.default.createSymbolicLink(at: linkToRegular, withDestinationURL: regular)
+    let stub = StubTransport(fallback: .status(204))
+    for file in [folder, URL(fileURLWithPath: "/dev/zero"), link] {
+      let error = await courierError {
+        try await stubClient(stub).send(
+          Endpoint<Void>(.post, "upload").fileBody(file, contentType: "application/octet-stream"))
+      }
+      #expect(error?.kind == .invalidRequest, "\(file.path)")
+      #expect(error?.debugDescription.contains("is not a readable regular file") == true)
+    }
+    #expect(stub.requests.isEmpty)
+    // A symlink to a regular file is a regular file.
+    try await stubClient(stub).send(
+      Endpoint<Void>(.post, "upload").fileBody(linkToRegular, contentType: "text/plain"))
+    #expect(stub.requests.count == 1)
+  }
+
   @Test("per-endpoint timeout and attributes reach the transport")
   func attributes() async throws {
     let stub = StubTransport(fallback: .status(204))

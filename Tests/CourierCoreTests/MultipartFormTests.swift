@@ -223,6 +223,7 @@ struct MultipartFormTests {
       (missing, missing.path),
       (scratch.folder, scratch.folder.path),
       (URL(string: "https://example.com/a.bin")!, "not a file URL"),
+      (URL(fileURLWithPath: "/dev/zero"), "not a readable regular file"),
     ]
     for (url, expected) in cases {
       let error = try #require(throws: CourierError.self) {
@@ -233,6 +234,18 @@ struct MultipartFormTests {
       #expect(error.debugMessage.contains("\"upload\""))
     }
     #expect(scratch.contents.isEmpty)
+  }
+
+  @Test("a symlink to a regular file is a file part, as it is a body file")
+  func symlinkedFile() throws {
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    let target = scratch.folder.appendingPathComponent("target.bin")
+    try Data([1, 2, 3]).write(to: target)
+    let link = scratch.folder.appendingPathComponent("link.bin")
+    try FileManager.default.createSymbolicLink(at: link, withDestinationURL: target)
+    let encoded = try MultipartForm(boundary: "b").file("f", url: link).encoded()
+    #expect(encoded.contentLength > 3)
   }
 
   @Test("a temporary folder that does not exist fails with invalidRequest naming the file")

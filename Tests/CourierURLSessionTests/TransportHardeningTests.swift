@@ -59,6 +59,23 @@ struct TransportHardeningTests {
     #expect(failure.debugDescription.contains("-1004"))
   }
 
+  @Test("a zero or negative Request.timeout is timedOut at once, and nothing is sent")
+  func noTimeLeft() async throws {
+    let server = try MockServer()
+    defer { server.shutdown() }
+    let transport = URLSessionTransport()
+    defer { transport.shutdown() }
+    let client = Client(transport: transport, locale: "en")
+    for limit in [Duration.zero, .seconds(-5)] {
+      var request = Request(url: server.url("none"))
+      request.timeout = limit
+      let error = await courierError { try await client.send(request) }
+      #expect(error?.kind == .timedOut)
+      #expect(error?.debugDescription.contains("was not sent") == true)
+    }
+    #expect(server.requestCount == 0)
+  }
+
   @Test("a timed-out request's URLError leaks no query value or user info")
   func timeoutIsRedacted() async throws {
     let server = try MockServer()

@@ -280,17 +280,22 @@ struct WireConformanceTests {
   }
 
   @Test(
-    "a file body that does not exist is invalidRequest, nothing sent", arguments: TransportKind.wire
-  )
+    "a file body that does not exist, a directory or a device is invalidRequest, nothing sent",
+    arguments: TransportKind.wire)
   func missingFileBody(kind: TransportKind) async throws {
     let fixture = try Fixture(kind)
     defer { fixture.shutdown() }
-    let missing = URL(fileURLWithPath: "/nonexistent/courier-\(UUID().uuidString).bin")
-    let error = await courierError {
-      try await fixture.client.send(
-        Request(method: .post, url: fixture.server.url("u"), body: .file(missing)))
+    // A directory hung URLSession until its timeout; /dev/zero would never end.
+    let unsendable = [
+      URL(fileURLWithPath: "/nonexistent/courier-\(UUID().uuidString).bin"),
+      FileManager.default.temporaryDirectory, URL(fileURLWithPath: "/dev/zero"),
+    ]
+    for file in unsendable {
+      var request = Request(method: .post, url: fixture.server.url("u"), body: .file(file))
+      request.timeout = .seconds(20)
+      let error = await courierError { try await fixture.client.send(request) }
+      #expect(error?.kind == .invalidRequest, "\(file.path): \(String(reflecting: error))")
     }
-    #expect(error?.kind == .invalidRequest, "\(String(reflecting: error))")
     #expect(fixture.server.requestCount == 0)
   }
 
@@ -462,6 +467,21 @@ struct WireConformanceTests {
     let elapsed = ContinuousClock.now - started
     #expect(error?.kind == .timedOut, "after \(elapsed): \(String(reflecting: error))")
     #expect(elapsed >= .milliseconds(800))
+  }
+
+  /// Found by a caller-side probe: FoundationNetworking turns `timeoutInterval` into whole
+  /// milliseconds with trapping arithmetic, so this crashed the process over URLSession.
+  @Test(
+    "a Request.timeout of centuries is a long limit, not a crash", arguments: TransportKind.wire)
+  func hugeTimeout(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    for seconds in [Int64.max / 4, Int64.max] {
+      fixture.server.enqueue(.text("fine"))
+      let body = try await fixture.client.send(
+        Endpoint<Data>(.get, "long").timeout(.seconds(seconds)))
+      #expect(body == Data("fine".utf8))
+    }
   }
 
   @Test(

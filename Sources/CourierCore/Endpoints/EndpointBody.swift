@@ -70,10 +70,9 @@ public struct EndpointBody: Sendable {
     case .data(let data, let contentType):
       return (.data(data), contentType, nil)
     case .file(let url, let contentType):
-      guard url.isFileURL, FileManager.default.isReadableFile(atPath: url.path) else {
+      if let problem = RegularFile.problem(at: url) {
         throw CourierError(
-          kind: .invalidRequest, debugMessage: "body file \(url.path) is not a readable file",
-          stage: "request")
+          kind: .invalidRequest, debugMessage: "body file: \(problem)", stage: "request")
       }
       return (.file(url), contentType, nil)
     }

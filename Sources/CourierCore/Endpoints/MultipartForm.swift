@@ -230,7 +230,9 @@ public struct MultipartForm: Sendable {
     }
     let attributes: [FileAttributeKey: Any]
     do {
-      attributes = try FileManager.default.attributesOfItem(atPath: url.path)
+      // After symlinks, as a body file: a link to a regular file is one.
+      attributes = try FileManager.default.attributesOfItem(
+        atPath: url.resolvingSymlinksInPath().path)
     } catch {
       throw failure("\(problem) does not exist or cannot be read", underlying: error)
     }
