@@ -17,7 +17,8 @@ extension CurlTransport {
     /// it wait inside libcurl for a connection to come free. Default 8, as AsyncHTTPClient's
     /// HTTP/1.1 pool: enough to keep a loopback or LAN service busy without flooding a remote
     /// one (URLSession's default is 6). Idle keep-alive connections are kept up to 4× this
-    /// number over all hosts, at least 64 (`CURLMOPT_MAXCONNECTS`).
+    /// number over all hosts, at least 64 (`CURLMOPT_MAXCONNECTS`). Values outside
+    /// 1...65,535 are taken as the nearest end.
     public var maximumConnectionsPerHost: Int
     /// The longest a connection (DNS, TCP and TLS) may take (`CURLOPT_CONNECTTIMEOUT_MS`).
     /// Default 10 s: libcurl's own 300 s would outlast any request deadline.

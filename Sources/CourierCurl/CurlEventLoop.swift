@@ -224,7 +224,9 @@ final class CurlEventLoop: Sendable {
     } else if curlGlobalInitResult != 0 {
       state.startupFailure = "curl_global_init failed with \(curlGlobalInitResult)"
     } else if let multi = curl_multi_init() {
-      let perHost = max(1, configuration.maximumConnectionsPerHost)
+      // Clamped: `Int.max` overflowed `4 * perHost` below and crashed the process (found by a
+      // caller-side probe); a host has at most 65,535 ports to be reached on anyway.
+      let perHost = min(max(1, configuration.maximumConnectionsPerHost), 65_535)
       _ = courier_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, perHost)
       // libcurl's own cache size is 4× the transfers in flight *now*: between bursts it
       // shrinks and closes idle connections, which then have to be opened again.

@@ -130,8 +130,8 @@ public struct HostProbe: Sendable, Hashable {
       pollfd(fd: fd, events: Int16(POLLOUT), revents: 0),
       pollfd(fd: cancelFD, events: Int16(POLLIN), revents: 0),
     ]
-    let (seconds, attoseconds) = remaining.components
-    let milliseconds = Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
+    // From the 128-bit count: `components` and `seconds * 1000` trap on a huge duration.
+    let milliseconds = Int32(clamping: remaining.attoseconds / 1_000_000_000_000_000 + 1)
     var ready: Int32
     repeat {
       ready = poll(&descriptors, 2, milliseconds)

@@ -503,9 +503,7 @@ public struct URLSessionTransport: Transport {
       urlRequest.allHTTPHeaderFields = fields
     }
     if let timeout = request.timeout {
-      let seconds = min(
-        Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18,
-        maximumTimeoutInterval)
+      let seconds = min(timeout.inSeconds, maximumTimeoutInterval)
       #if canImport(FoundationNetworking)
         // URLSession on Linux truncates the interval to whole seconds (measured: 1.5 s fires
         // after 1 s, and 0.5 s at once), so round up; and a second more, since `send` ends the

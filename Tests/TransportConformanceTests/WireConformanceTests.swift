@@ -472,16 +472,28 @@ struct WireConformanceTests {
   /// Found by a caller-side probe: FoundationNetworking turns `timeoutInterval` into whole
   /// milliseconds with trapping arithmetic, so this crashed the process over URLSession.
   @Test(
-    "a Request.timeout of centuries is a long limit, not a crash", arguments: TransportKind.wire)
+    "a Request.timeout or middleware limit of centuries is a long limit, not a crash", arguments: TransportKind.wire)
   func hugeTimeout(kind: TransportKind) async throws {
     let fixture = try Fixture(kind)
     defer { fixture.shutdown() }
-    for seconds in [Int64.max / 4, Int64.max] {
+    // The last one does not fit Int64 seconds: `Duration.components` traps on it.
+    for limit in [Duration.seconds(Int64.max / 4), .seconds(Int64.max), .seconds(Int64.max) * 3] {
       fixture.server.enqueue(.text("fine"))
-      let body = try await fixture.client.send(
-        Endpoint<Data>(.get, "long").timeout(.seconds(seconds)))
+      let body = try await fixture.client.send(Endpoint<Data>(.get, "long").timeout(limit))
       #expect(body == Data("fine".utf8))
     }
+    // TimeoutMiddleware adds a second to the limit for the transport's backstop, and
+    // describes its limits: that crashed the process over URLSession.
+    let timed = try Fixture(
+      kind,
+      middleware: [
+        TimeoutMiddleware(attempt: .seconds(Int64.max), overall: .seconds(Int64.max) * 2),
+        RetryMiddleware(policy: RetryPolicy(baseDelay: .seconds(Int64.max) * 2)),
+      ])
+    defer { timed.shutdown() }
+    timed.server.enqueue(.text("fine"))
+    #expect(try await timed.client.send(Endpoint<Data>(.get, "long")) == Data("fine".utf8))
+    #expect(timed.client.chainDescription.contains("TimeoutMiddleware"))
   }
 
   @Test(

@@ -216,11 +216,13 @@ public struct ReasonCatalog: Sendable {
   /// ``RetryAfter/maximumWait``. Integer arithmetic only, so no duration traps — not even one
   /// set by hand on ``CourierError/retryAfter``.
   static func wholeSeconds(_ wait: Duration) -> Int64 {
-    let (seconds, attoseconds) = wait.components
+    // From the 128-bit count: `components` traps past `Int64.max` seconds.
+    let seconds = wait.clampedSeconds
     let cap = RetryAfter.maximumWaitSeconds
     if seconds >= cap { return cap }
     // seconds < cap here, so adding 1 cannot overflow.
-    return min(cap, max(1, seconds + (attoseconds > 0 ? 1 : 0)))
+    let fraction = wait.attoseconds % 1_000_000_000_000_000_000 > 0
+    return min(cap, max(1, seconds + (fraction ? 1 : 0)))
   }
 
   /// `zh_CN.UTF-8` → `zh-Hans`; `zh_TW` → `zh-Hant`; `en_US` → `en-US`; `sr_RS@latin` →

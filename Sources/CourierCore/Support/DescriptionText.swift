@@ -3,8 +3,7 @@
 package enum DescriptionText {
   /// A duration as a person writes it: `30 s`, `0.5 s`, `250 ms`, `2 min`.
   package static func duration(_ duration: Duration) -> String {
-    let (seconds, attoseconds) = duration.components
-    let milliseconds = Double(seconds) * 1_000 + Double(attoseconds) / 1e15
+    let milliseconds = duration.inSeconds * 1_000
     if milliseconds < 1_000 { return "\(number(milliseconds)) ms" }
     if milliseconds >= 120_000, milliseconds.truncatingRemainder(dividingBy: 60_000) == 0 {
       return "\(number(milliseconds / 60_000)) min"

@@ -8,4 +8,15 @@ extension Duration {
   package var clampedNanoseconds: Int64 {
     Int64(clamping: attoseconds / 1_000_000_000)
   }
+
+  /// The duration in seconds, for any duration. `components` traps when the seconds do not
+  /// fit `Int64` — `.seconds(Int64.max)` plus `TimeoutMiddleware`'s one-second backstop
+  /// crashed a process over URLSession — so nothing that reads a caller's or a server's
+  /// duration uses it.
+  package var inSeconds: Double { Double(attoseconds) / 1e18 }
+
+  /// The whole seconds (rounded toward zero), clamped to `Int64`'s range.
+  package var clampedSeconds: Int64 {
+    Int64(clamping: attoseconds / 1_000_000_000_000_000_000)
+  }
 }

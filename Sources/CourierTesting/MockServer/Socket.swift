@@ -372,10 +372,9 @@ package enum Socket {
 
   /// Converts a duration to a `poll(2)` timeout, rounding up and clamping to `Int32.max`.
   static func milliseconds(roundingUp duration: Duration) -> Int32 {
-    let (seconds, attoseconds) = duration.components
-    if seconds < 0 { return 0 }
-    if seconds >= Int64(Int32.max / 1000) { return Int32.max }
-    let fraction = (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
-    return Int32(seconds * 1000 + fraction)
+    // From the 128-bit count: `components` traps past `Int64.max` seconds.
+    let attoseconds = duration.attoseconds
+    if attoseconds <= 0 { return 0 }
+    return Int32(clamping: (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
   }
 }

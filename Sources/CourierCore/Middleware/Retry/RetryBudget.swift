@@ -49,7 +49,7 @@ public final class RetryBudget: Sendable {
     self.ratio = ratio.isFinite ? max(0, ratio) : 0
     self.minimumRetries = max(0, minimumRetries)
     self.window = max(.seconds(1), window)
-    let count = Int(min(3600, max(1, self.window.components.seconds)))
+    let count = Int(min(3600, max(1, self.window.clampedSeconds)))
     buckets = Mutex(Array(repeating: Bucket(), count: count))
     if C.self == ContinuousClock.self {
       elapsed = nil
@@ -65,7 +65,7 @@ public final class RetryBudget: Sendable {
   /// closure went through the runtime's value witnesses for `ContinuousClock.Instant`
   /// (a resilient type): about a third of `RetryMiddleware`'s cost (`courier-bench chain`).
   private func currentSecond() -> Int64 {
-    if let elapsed { return elapsed().components.seconds }
+    if let elapsed { return elapsed().clampedSeconds }
     var time = timespec()
     #if canImport(Glibc) || canImport(Musl)
       clock_gettime(CLOCK_MONOTONIC_COARSE, &time)

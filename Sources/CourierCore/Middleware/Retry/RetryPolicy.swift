@@ -111,10 +111,7 @@ public struct RetryPolicy: Sendable, Hashable {
     return result
   }
 
-  static func seconds(_ duration: Duration) -> Double {
-    let (seconds, attoseconds) = duration.components
-    return Double(seconds) + Double(attoseconds) / 1e18
-  }
+  static func seconds(_ duration: Duration) -> Double { duration.inSeconds }
 }
 
 /// A per-endpoint or per-request retry policy that replaces the middleware's; set it with
