@@ -157,6 +157,9 @@ struct RetryMiddlewareTests {
       seen.insert(wait)
     }
     #expect(seen.count > 900)
+    // No trap at either end: a ceiling of centuries, and a negative one.
+    #expect(RetryMiddleware.fullJitter(.seconds(Int64.max) * 4) >= .zero)
+    #expect(RetryMiddleware.fullJitter(.seconds(-5)) == .zero)
   }
 
   @Test("the retry budget stops retries once spent and counts requests back in")

@@ -472,7 +472,8 @@ struct WireConformanceTests {
   /// Found by a caller-side probe: FoundationNetworking turns `timeoutInterval` into whole
   /// milliseconds with trapping arithmetic, so this crashed the process over URLSession.
   @Test(
-    "a Request.timeout or middleware limit of centuries is a long limit, not a crash", arguments: TransportKind.wire)
+    "a Request.timeout or middleware limit of centuries is a long limit, not a crash",
+    arguments: TransportKind.wire)
   func hugeTimeout(kind: TransportKind) async throws {
     let fixture = try Fixture(kind)
     defer { fixture.shutdown() }

@@ -58,7 +58,9 @@ public struct RetryMiddleware: Middleware {
 
   /// A uniformly random duration between zero and `ceiling`, in whole microseconds.
   @Sendable public static func fullJitter(_ ceiling: Duration) -> Duration {
-    let microseconds = max(0, Int64(RetryPolicy.seconds(ceiling) * 1_000_000))
+    // Clamped before the conversion, which traps past `Int64.max` (a ceiling of centuries).
+    let wanted = RetryPolicy.seconds(ceiling) * 1_000_000
+    let microseconds = Int64(max(0, min(wanted, 9e18)))
     return .microseconds(Int64.random(in: 0...microseconds))
   }
 
