@@ -84,3 +84,44 @@ struct TimeoutMiddlewareTests {
     #expect(error?.debugDescription.contains("pass the deadline") == true)
   }
 }
+
+/// Ends its attempt with an error of `kind` only after the timeout's timer cancelled it, as an
+/// attempt whose failure is caught late on a starved cooperative pool.
+private struct FailsAfterTimerTransport: Transport {
+  let clock: TestClock
+  let kind: CourierError.Kind
+
+  func send(_ request: Request) async throws -> Response {
+    let token = try #require(RequestCancellation.current)
+    clock.advance(by: .seconds(30))
+    await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+      _ = token.addHandler { done.resume() }
+    }
+    throw CourierError(
+      kind: kind, debugMessage: "failed", request: request, attempts: 1, stage: "transport")
+  }
+}
+
+@Suite("TimeoutMiddleware: which error is reported", .timeLimit(.minutes(5)))
+struct TimeoutRelabelTests {
+  private func failure(_ kind: CourierError.Kind) async -> CourierError? {
+    let clock = TestClock()
+    let client = Client(
+      baseURL: testBase, transport: FailsAfterTimerTransport(clock: clock, kind: kind),
+      middleware: [TimeoutMiddleware(attempt: .seconds(30), overall: nil, clock: clock)])
+    return await courierError { try await client.send(Endpoint<Void>(.get, "x")) }
+  }
+
+  @Test("an attempt's own error is kept when the timer fired before it was caught")
+  func lateGenuineError() async {
+    #expect(await failure(.cannotConnect)?.kind == .cannotConnect)
+    #expect(await failure(.httpStatus)?.kind == .httpStatus)
+  }
+
+  @Test("an attempt that ends as cancelled when the timer fires is timedOut")
+  func cancelledIsTimedOut() async {
+    let error = await failure(.cancelled)
+    #expect(error?.kind == .timedOut)
+    #expect(error?.debugDescription.contains("per-attempt timeout of 30") == true)
+  }
+}

@@ -89,12 +89,22 @@ public struct TimeoutMiddleware: Middleware {
     do {
       return try await RequestCancellation.$current.withValue(token) { try await next(request) }
     } catch {
-      // The timer cancelled the attempt, not the caller: report the limit that fired.
-      guard token.isCancelled, !(outer?.isCancelled ?? false), !Task.isCancelled else {
-        throw error
-      }
+      // The timer cancelled the attempt, not the caller: report the limit that fired. An
+      // attempt that failed for a reason of its own (a refused connection, a bad status) keeps
+      // it, even when the timer fired before this code ran (a starved pool runs it late).
+      guard token.isCancelled, !(outer?.isCancelled ?? false), !Task.isCancelled,
+        Self.mayBeCancellation(error)
+      else { throw error }
       throw timedOut(request, limit, overall, sent: true)
     }
+  }
+
+  /// Whether `error` may be how the attempt ended on the timer's cancellation: any error but a
+  /// ``CourierError`` of another kind than ``CourierError/Kind/cancelled`` or
+  /// ``CourierError/Kind/timedOut`` (a transport's own limit, the same one a second later).
+  private static func mayBeCancellation(_ error: any Error) -> Bool {
+    guard let error = error as? CourierError else { return true }
+    return error.kind == .cancelled || error.kind == .timedOut
   }
 
   /// How the attempt's token was armed. `thread` holds no reference to the token, so that
