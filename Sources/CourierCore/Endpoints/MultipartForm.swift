@@ -222,27 +222,13 @@ public struct MultipartForm: Sendable {
     return sizes
   }
 
-  /// The size of a readable regular file.
+  /// The size of a readable regular file, after symlinks (as a body file: a link to a regular
+  /// file is one).
   private static func fileSize(_ url: URL, part: String) throws(CourierError) -> Int64 {
-    let problem = "multipart file part \"\(part)\": \(url.path)"
-    guard url.isFileURL else {
-      throw failure("\(problem) is not a file URL")
+    switch RegularFile.check(url) {
+    case .sendable(let size): return size
+    case .problem(let text): throw failure("multipart file part \"\(part)\": \(text)")
     }
-    let attributes: [FileAttributeKey: Any]
-    do {
-      // After symlinks, as a body file: a link to a regular file is one.
-      attributes = try FileManager.default.attributesOfItem(
-        atPath: url.resolvingSymlinksInPath().path)
-    } catch {
-      throw failure("\(problem) does not exist or cannot be read", underlying: error)
-    }
-    guard (attributes[.type] as? FileAttributeType) == .typeRegular,
-      FileManager.default.isReadableFile(atPath: url.path),
-      let size = (attributes[.size] as? NSNumber)?.int64Value
-    else {
-      throw failure("\(problem) is not a readable regular file")
-    }
-    return size
   }
 
   /// RFC 2046 §5.1.1: 1–70 `bchars`, the last not a space.
