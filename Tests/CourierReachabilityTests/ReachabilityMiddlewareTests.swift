@@ -208,21 +208,22 @@ struct ReachabilityMiddlewareTests {
 
   @Test("probe: a closed loopback port → notReachable, nothing sent")
   func probeFails() async throws {
-    let closed = try LoopbackPort(listening: false)
+    let closed = try RefusingPort()
     let stub = StubTransport([.json("{}")])
     let client = stubClient(
       stub,
       middleware: [ReachabilityMiddleware(monitor: FakePathMonitor(), probe: .tcpConnect())],
-      base: closed.url)
+      base: closed.baseURL)
     let error = await thrownError { try await client.send(Endpoint<Void>(.get, "ping")) }
     #expect(error?.kind == .notReachable)
     #expect(error?.debugDescription.contains("probe of 127.0.0.1:\(closed.port)") == true)
     #expect(stub.requests.isEmpty)
+    withExtendedLifetime(closed) {}
   }
 
   @Test("probe: a listening loopback port → the request is sent")
   func probeSucceeds() async throws {
-    let open = try LoopbackPort(listening: true)
+    let open = try ListeningPort()
     let stub = StubTransport([.json("{}")])
     let client = stubClient(
       stub,

@@ -27,36 +27,17 @@ func thrownError(_ body: () async throws -> Void) async -> CourierError? {
   }
 }
 
-/// A listening TCP socket on 127.0.0.1 (the kernel completes handshakes into its backlog, so
-/// a probe connects without anyone accepting), or a port that refuses connections: bound and
-/// never listening, so that no other test's server can be given it while this value lives.
-final class LoopbackPort: Sendable {
+/// A listening TCP socket on 127.0.0.1: the kernel completes handshakes into its backlog, so a
+/// probe connects without anyone accepting. (A port that refuses is ``RefusingPort``.)
+final class ListeningPort: Sendable {
   let port: Int
   private let fd: Int32
 
-  /// Binds an ephemeral port and listens on it when `listening`.
-  init(listening: Bool) throws {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw POSIXError(.EIO) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    let bound = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-      }
-    }
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let named = withUnsafeMutablePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-    }
-    guard bound == 0, named == 0, !listening || listen(fd, 16) == 0 else {
-      _ = close(fd)
-      throw POSIXError(.EIO)
-    }
-    port = Int(UInt16(bigEndian: address.sin_port))
-    self.fd = fd
+  /// Binds an ephemeral port and listens on it.
+  init() throws {
+    let listener = try Socket.bindAndListen(host: "127.0.0.1")
+    port = listener.port
+    fd = listener.fd
   }
 
   deinit { _ = close(fd) }
