@@ -32,7 +32,7 @@ extension CurlTransport {
     /// body aborts the transfer from libcurl's write callback and fails with
     /// ``CourierError/Kind/bodyTooLarge``. Default 32 MiB
     /// (`ResponsePipeline.defaultMaximumDecodedBodySize`), the limit the response pipeline
-    /// and `GzipMiddleware` apply too.
+    /// and `GzipMiddleware` apply too. A negative value counts as 0.
     public var maximumResponseBodySize: Int
     /// Whether libcurl decodes compressed responses. Default ``ContentDecoding/none``.
     public var contentDecoding: ContentDecoding

@@ -175,8 +175,10 @@ public final class CurlTransport: Transport, CustomStringConvertible {
   /// ``Configuration/maximumResponseBodySize``.
   func limits(for request: Request) -> CurlTransferLimits {
     CurlTransferLimits(
-      maximumResponseBodySize: request.attributes[ResponseBodyLimitAttribute.self]
-        ?? configuration.maximumResponseBodySize)
+      maximumResponseBodySize: max(
+        0,
+        request.attributes[ResponseBodyLimitAttribute.self]
+          ?? configuration.maximumResponseBodySize))
   }
 
   /// `true`: `Client.cancelAll()` and `TimeoutMiddleware` reach a transfer through

@@ -35,7 +35,7 @@ public struct URLSessionTransport: Transport {
   /// The most bytes of response body kept in memory; a request may set its own with
   /// ``ResponseBodyLimitAttribute``. Default ``ResponsePipeline/defaultMaximumDecodedBodySize``
   /// (32 MiB), the pipeline's own limit: a body the pipeline would refuse to decode is not
-  /// worth receiving.
+  /// worth receiving. A negative value counts as 0.
   public let maximumResponseBodySize: Int
 
   /// What happens to redirects unless a request sets ``RedirectPolicyAttribute``; default
@@ -291,7 +291,8 @@ public struct URLSessionTransport: Transport {
     }
     let observer = AttemptObserver(
       request: request,
-      limit: request.attributes[ResponseBodyLimitAttribute.self] ?? maximumResponseBodySize,
+      limit: max(
+        0, request.attributes[ResponseBodyLimitAttribute.self] ?? maximumResponseBodySize),
       policy: request.attributes[RedirectPolicyAttribute.self] ?? redirectPolicy,
       destination: request.attributes[DownloadAttribute.self], controlQueue: controlQueue)
     let sent = observer.request

@@ -625,6 +625,22 @@ struct WireConformanceTests {
   }
 
   @Test(
+    "a negative body limit counts as 0: a body is bodyTooLarge, an empty one arrives",
+    arguments: TransportKind.wire)
+  func negativeBodyLimit(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    fixture.server.enqueue(MockResponse(status: 200, body: Data("x".utf8)))
+    fixture.server.enqueue(MockResponse(status: 204))
+    let error = await courierError {
+      try await fixture.client.send(Endpoint<Data>(.get, "one").maximumResponseBodySize(-1))
+    }
+    #expect(error?.kind == .bodyTooLarge)
+    #expect(error?.debugDescription.contains("-1") == false)
+    try await fixture.client.send(Endpoint<Void>(.get, "none").maximumResponseBodySize(-1))
+  }
+
+  @Test(
     "shutdown returns at once while a body cut off at the limit is still arriving",
     arguments: TransportKind.wire)
   func shutdownDuringEndlessBody(kind: TransportKind) async throws {

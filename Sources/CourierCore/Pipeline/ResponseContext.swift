@@ -29,7 +29,7 @@ public struct ResponseContext: Sendable {
     self.response = response
     self.overrides = overrides
     self.payload = response.body
-    self.maximumDecodedBodySize = maximumDecodedBodySize
+    self.maximumDecodedBodySize = max(0, maximumDecodedBodySize)
   }
 
   /// Whether the response may have an empty body: 204, 205, 304, or a `HEAD` request.

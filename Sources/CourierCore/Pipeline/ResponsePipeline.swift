@@ -25,7 +25,8 @@ public struct ResponsePipeline: Sendable {
   /// The stages, run in order.
   public var stages: [any ResponseStage]
   /// The largest body that is decoded as JSON or text, in bytes; larger bodies fail with
-  /// ``CourierError/Kind/bodyTooLarge``. Default 32 MiB (33,554,432 bytes).
+  /// ``CourierError/Kind/bodyTooLarge``. Default 32 MiB (33,554,432 bytes); a negative value
+  /// counts as 0.
   public var maximumDecodedBodySize: Int
 
   /// The default limit on decoded bodies: 32 MiB.

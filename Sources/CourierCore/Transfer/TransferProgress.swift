@@ -171,9 +171,10 @@ extension Endpoint {
   }
 
   /// Keeps at most `bytes` of response body in memory instead of the transport's limit;
-  /// more fails with ``CourierError/Kind/bodyTooLarge`` as soon as it arrives.
+  /// more fails with ``CourierError/Kind/bodyTooLarge`` as soon as it arrives. A negative
+  /// value counts as 0: no body is accepted.
   public func maximumResponseBodySize(_ bytes: Int) -> Self {
-    attribute(ResponseBodyLimitAttribute.self, bytes)
+    attribute(ResponseBodyLimitAttribute.self, max(0, bytes))
   }
 }
 
