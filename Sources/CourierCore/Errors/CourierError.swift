@@ -192,8 +192,13 @@ extension CourierError: CustomDebugStringConvertible {
       }
     }
     if let status { parts.append("status: \(status)") }
-    if let code { parts.append("code: \(code)") }
-    if let serverMessage { parts.append("server message: \(serverMessage.debugDescription)") }
+    // The server's words, clipped: a 5 MB message (or a code that is a whole JSON document)
+    // would otherwise go whole into every log line that prints this.
+    if let code { parts.append("code: \(DescriptionText.clipped(code, to: Self.serverTextLimit))") }
+    if let serverMessage {
+      let clipped = DescriptionText.clipped(serverMessage, to: Self.serverTextLimit)
+      parts.append("server message: \(clipped.debugDescription)")
+    }
     if attempts > 0 { parts.append("attempts: \(attempts)") }
     if !debugMessage.isEmpty { parts.append(debugMessage) }
     if let underlying {
@@ -208,6 +213,9 @@ extension CourierError: CustomDebugStringConvertible {
     parts.append("reason: \(reason.debugDescription)")
     return Self.redactingURLs(in: parts.joined(separator: "; "))
   }
+
+  /// The most UTF-8 bytes of a server's code or message that ``debugDescription`` shows.
+  static let serverTextLimit = 1_000
 
   /// An `NSError`-backed error (`URLError`, `CocoaError`, an `NSError`) as
   /// `Domain code N: message [url: …]`, without its user info, which holds the failing URL in

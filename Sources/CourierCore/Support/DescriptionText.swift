@@ -32,6 +32,14 @@ package enum DescriptionText {
     return String(rounded)
   }
 
+  /// `text` when it is at most `limit` UTF-8 bytes long, else its first `limit` characters,
+  /// `…` and its length: a server's text in a debug description stays one log line.
+  package static func clipped(_ text: String, to limit: Int) -> String {
+    let length = text.utf8.count
+    guard length > limit else { return text }
+    return String(text.prefix(limit)) + "… (\(length) bytes in all)"
+  }
+
   /// A type's name without its module: `URLSessionTransport`.
   package static func typeName(of value: Any) -> String {
     String(describing: type(of: value))
