@@ -45,7 +45,7 @@ public struct CurlError: Error, Sendable, Hashable, CustomStringConvertible {
 /// | `FILESIZE_EXCEEDED` (63); `WRITE_ERROR` (23) when the body limit stopped the transfer | ``CourierError/Kind/bodyTooLarge`` |
 /// | `ABORTED_BY_CALLBACK` (42) | ``CourierError/Kind/cancelled`` |
 /// | `UNSUPPORTED_PROTOCOL` (1), `URL_MALFORMAT` (3), `READ_ERROR` (26, the file body could not be read), `FILE_COULDNT_READ_FILE` (37), `BAD_FUNCTION_ARGUMENT` (43), `UNKNOWN_OPTION` (48), `SETOPT_OPTION_SYNTAX` (49), `SEND_FAIL_REWIND` (65), `LOGIN_DENIED` (67), `AUTH_ERROR` (94) | ``CourierError/Kind/invalidRequest`` |
-/// | `UNSUPPORTED_PROTOCOL` (1) with the detail "Unsupported response code in HTTP response" or "Received HTTP/0.9" (a status line that is not HTTP), `RECV_ERROR` (56) with a detail ending "in chunked-encoding" (a broken chunk-size line) or starting "Too large response headers" (a head, trailer fields included, over 300 KB) | ``CourierError/Kind/badResponse`` (see ``kind(forCode:detail:)``) |
+/// | `UNSUPPORTED_PROTOCOL` (1) with the detail "Unsupported response code in HTTP response" or "Received HTTP/0.9" (a status line that is not HTTP) — and, for an error thrown for an `http` or `https` request, any detail but "Protocol … not supported or disabled in libcurl" (libcurl keeps a transfer's first message, which can be about a kept-alive connection it had to replace), `RECV_ERROR` (56) with a detail ending "in chunked-encoding" (a broken chunk-size line) or starting "Too large response headers" (a head, trailer fields included, over 300 KB) | ``CourierError/Kind/badResponse`` (see ``kind(forCode:detail:)``) |
 /// | every other code: `FAILED_INIT` (2), `NOT_BUILT_IN` (4), `WRITE_ERROR` (23) otherwise, `AGAIN` (81), `RECURSIVE_API_CALL` (93), `UNRECOVERABLE_POLL` (99), the FTP, TFTP, LDAP, SSH and RTSP codes, and codes newer than libcurl 7.88 | ``CourierError/Kind/transport`` |
 public enum CurlErrorMapping {
   /// The kind for a `CURLcode` given as its number.
@@ -90,8 +90,12 @@ public enum CurlErrorMapping {
   /// description and a ``CurlError`` underneath.
   static func courierError(code: Int, detail: String, request: Request) -> CourierError {
     let underlying = CurlError(code: code, summary: summary(forCode: code), detail: detail)
+    let replyProblem =
+      code == 1
+      && LibcurlDetail.isReplyProblem(unsupportedProtocolDetail: detail, url: request.url)
     return CourierError(
-      kind: kind(forCode: code, detail: detail), debugMessage: "libcurl error \(code)",
+      kind: replyProblem ? .badResponse : kind(forCode: code, detail: detail),
+      debugMessage: "libcurl error \(code)",
       underlying: underlying,
       request: request, attempts: 1, stage: "transport")
   }

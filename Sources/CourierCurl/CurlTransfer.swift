@@ -45,8 +45,15 @@ final class CurlTransfer {
   /// The final response head chose the file: the body goes to ``writer``, not memory, and
   /// the body limit does not apply.
   private var writing = false
-  /// The final response head was handled (progress, the writer's decision).
+  /// The final response head was handled (progress, the writer's decision). A transfer that
+  /// libcurl ends as a success without it got no complete head: the connection closed after
+  /// the status line or a header line and before the blank line, which libcurl 7.88 reports
+  /// as `CURLE_OK` (``complete(_:)`` makes it ``CourierError/Kind/connectionLost``).
   private var headHandled = false
+  /// The server answered `101 Switching Protocols`: what follows is another protocol, which
+  /// no Courier transport speaks; libcurl 7.88 would read it as a body until the connection
+  /// closes (a WebSocket server keeps it open, so the request waited for its timeout).
+  private var switchedProtocols = false
   /// Why the writer stopped the transfer (the file could not be written, a bad `206`).
   private var downloadFailure: CourierError?
   private let downloadProgress: TransferProgress?
@@ -459,6 +466,10 @@ final class CurlTransfer {
     guard !headHandled else { return true }
     var status = 0
     _ = courier_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+    if status == 101 {
+      switchedProtocols = true
+      return false
+    }
     guard status >= 200 else { return true }
     headHandled = true
     if let uploadProgress {
@@ -616,6 +627,15 @@ final class CurlTransfer {
   /// The response, or the error, for libcurl's result `code`.
   func complete(_ code: CURLcode) -> Result<Response, CourierError> {
     let request = ticket.request
+    if code == CURLE_OK && !headHandled && !answeredEarly {
+      return .failure(
+        CourierError(
+          kind: .connectionLost,
+          debugMessage:
+            "the connection closed before the response head ended (\(headerLines.count) "
+            + "bytes of header lines after the status line, no blank line)",
+          request: request, attempts: 1, stage: "transport"))
+    }
     if code == CURLE_OK || answeredEarly {
       var status = 0
       _ = courier_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
@@ -639,6 +659,15 @@ final class CurlTransfer {
     if var downloadFailure {
       downloadFailure.request = request
       return .failure(downloadFailure)
+    }
+    if switchedProtocols {
+      return .failure(
+        CourierError(
+          kind: .badResponse,
+          debugMessage:
+            "the server switched protocols (101 Switching Protocols); CurlTransport speaks "
+            + "only HTTP, so the transfer was aborted",
+          request: request, attempts: 1, stage: "transport"))
     }
     if let refusedLength {
       return .failure(

@@ -235,6 +235,16 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
     let http = response as? HTTPURLResponse
     let stop = state.withLock { state -> Bool in
       state.response = http
+      if http?.statusCode == 101 {
+        // Another protocol follows, which URLSession reads as a body until the connection
+        // closes: a WebSocket server keeps it open, and the request waited for its timeout.
+        state.failure = CourierError(
+          kind: .badResponse,
+          debugMessage: "the server switched protocols (101 Switching Protocols); "
+            + "URLSessionTransport speaks only HTTP, so the task was cancelled",
+          request: request, attempts: 1, stage: "transport")
+        return true
+      }
       if let http, Self.hasConflictingLengths(http) {
         state.failure = CourierError(
           kind: .badResponse,

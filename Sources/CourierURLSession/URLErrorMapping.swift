@@ -41,8 +41,10 @@ import Foundation
 ///   ``CourierError/Kind/secureConnectionFailed`` |
 /// | any code with libcurl's "… in chunked-encoding" (Linux: a broken chunk-size line),
 ///   "Unsupported response code in HTTP response" or "Received HTTP/0.9" (Linux: a status
-///   line that is not HTTP; URLSession reports `unsupportedURL`) |
-///   ``CourierError/Kind/badResponse`` |
+///   line that is not HTTP; URLSession reports `unsupportedURL`); and `unsupportedURL` for
+///   an `http` or `https` request in ``courierError(for:request:)``, whatever the message
+///   (libcurl keeps a transfer's first message, which can be about a kept-alive connection
+///   it had to replace) | ``CourierError/Kind/badResponse`` |
 /// | `badServerResponse` with libcurl's "Empty reply from server" (Linux: the server closed
 ///   the connection without answering, as `CurlTransport` reports it) |
 ///   ``CourierError/Kind/connectionLost`` |
@@ -107,8 +109,12 @@ public enum URLErrorMapping {
   /// Wraps any error from URLSession in a ``CourierError`` with the mapped kind.
   public static func courierError(for error: any Error, request: Request) -> CourierError {
     if let urlError = error as? URLError {
+      let replyProblem =
+        urlError.code == .unsupportedURL
+        && LibcurlDetail.isReplyProblem(
+          unsupportedProtocolDetail: (urlError as NSError).localizedDescription, url: request.url)
       return CourierError(
-        kind: kind(for: urlError),
+        kind: replyProblem ? .badResponse : kind(for: urlError),
         debugMessage: "URLError \(urlError.code.rawValue)", underlying: urlError,
         request: request, attempts: 1, stage: "transport")
     }

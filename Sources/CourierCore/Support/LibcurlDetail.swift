@@ -1,3 +1,5 @@
+import Foundation
+
 /// libcurl's own words for replies that are not valid HTTP, read by both transports built on
 /// libcurl (`CurlTransport` directly, `URLSessionTransport` through Foundation on Linux):
 /// libcurl reports these with codes that would otherwise mean a bad URL or a dropped
@@ -7,6 +9,18 @@ package enum LibcurlDetail {
   package static func isMalformedStatusLine(_ detail: String) -> Bool {
     detail.contains("Unsupported response code in HTTP response")
       || detail.contains("Received HTTP/0.9")
+  }
+
+  /// Whether libcurl's `UNSUPPORTED_PROTOCOL` (`URLError` -1002, "unsupported URL", through
+  /// URLSession on Linux) for a request to `url` was about the server's reply rather than the
+  /// URL: the detail says so, or the URL is `http` or `https`, which libcurl speaks, and the
+  /// detail does not name a protocol libcurl refused. The detail alone is not enough: libcurl
+  /// keeps the first message of a transfer, so a status line that is not HTTP on a fresh
+  /// connection, after a kept-alive one the server had closed, came with "Recv failure:
+  /// Connection reset by peer" and read as a bad URL.
+  package static func isReplyProblem(unsupportedProtocolDetail detail: String, url: URL) -> Bool {
+    isMalformedStatusLine(detail)
+      || (URLBuilder.isHTTP(scheme: url.scheme) && !detail.contains("not supported or disabled"))
   }
 
   /// A chunk-size line that is not hexadecimal.

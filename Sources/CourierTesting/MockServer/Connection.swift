@@ -145,6 +145,9 @@ struct Connection {
     switch fault {
     case .closeWithoutResponse, .hang:
       return false
+    case .resetWithoutResponse:
+      Socket.setAbortiveClose(fd)
+      return false
     case .truncateBody:
       let half = Self.bodyLength(of: response) / 2
       _ = writer.write(
@@ -187,6 +190,9 @@ struct Connection {
       return false
     case .endlessBody:
       writer.writeEndlessBody(response)
+      return false
+    case .closeBeforeHeadEnds:
+      _ = writer.writeHeadWithoutEnd(response)
       return false
     }
   }

@@ -25,6 +25,8 @@ public struct MockFault: Hashable, Sendable, CustomStringConvertible {
     case duplicatedContentLength
     case brokenChunking
     case endlessBody
+    case closeBeforeHeadEnds
+    case resetWithoutResponse
   }
 
   let kind: Kind
@@ -115,6 +117,24 @@ public struct MockFault: Hashable, Sendable, CustomStringConvertible {
   /// blocking while the socket is full, so it neither spins nor grows its memory.
   public static let endlessBody = MockFault(.endlessBody)
 
+  /// Send the status line and the response's own header fields — not the `Content-Length` and
+  /// `Connection` fields the server adds to other responses — but not the blank line that
+  /// ends the head, then close the connection normally (FIN). The body is not sent.
+  ///
+  /// Without a `Content-Length` libcurl 7.88 reports such a reply as a success with no
+  /// response; `CurlTransport` fails it as ``CourierError/Kind/connectionLost``. URLSession on
+  /// Linux stops the process (FoundationNetworking: "Transfer completed, but there's no
+  /// response."): run a test of it against `URLSessionTransport` only in a child process (an
+  /// exit test).
+  public static let closeBeforeHeadEnds = MockFault(.closeBeforeHeadEnds)
+
+  /// Read the whole request, then reset the connection (TCP RST) without writing anything, as
+  /// a server or a middlebox that dropped a kept-alive connection does.
+  ///
+  /// On a reused connection libcurl sends the request again on a new one, where the next
+  /// scripted response answers it.
+  public static let resetWithoutResponse = MockFault(.resetWithoutResponse)
+
   /// The fault's name, for test output.
   public var description: String {
     switch kind {
@@ -130,6 +150,8 @@ public struct MockFault: Hashable, Sendable, CustomStringConvertible {
     case .duplicatedContentLength: "duplicatedContentLength"
     case .brokenChunking: "brokenChunking"
     case .endlessBody: "endlessBody"
+    case .closeBeforeHeadEnds: "closeBeforeHeadEnds"
+    case .resetWithoutResponse: "resetWithoutResponse"
     }
   }
 }

@@ -58,6 +58,16 @@ extension ResponseWriter {
     return true
   }
 
+  /// The ``MockFault/closeBeforeHeadEnds`` response: the status line and the scripted
+  /// header fields, without the `Content-Length` and `Connection` the server adds and without
+  /// the blank line that ends the head.
+  func writeHeadWithoutEnd(_ response: MockResponse) -> Bool {
+    var message = head(
+      for: response, bodyAllowed: false, chunked: false, closing: false, keepAliveHTTP10: false)
+    if message.suffix(2) == Self.crlf[...] { message.removeLast(2) }
+    return Socket.sendAll(fd, message)
+  }
+
   /// The ``MockFault/brokenChunking`` response: `Transfer-Encoding: chunked`, a valid chunk
   /// with the first half of the body, then the size line `zz` and the rest of the body.
   func writeBrokenChunks(_ response: MockResponse, method: String) -> Bool {
