@@ -144,6 +144,11 @@ final class CurlTransfer {
     let hasBody = try configureMethodAndBody(request, context: context)
     // A body, a method other than GET, progress: options the next transfer would not undo.
     if hasBody || request.method != .get { handle.needsReset = true }
+    if let problem = RequestFraming.problem(in: request.headers, bodyLength: requestBodyLength) {
+      throw CourierError(
+        kind: .invalidRequest, debugMessage: problem, request: request, attempts: 1,
+        stage: "transport")
+    }
     try configureHeaders(request.headers, hasBody: hasBody)
     if hasBody, uploadProgress != nil {
       try check(

@@ -341,6 +341,58 @@ struct WireConformanceTests {
     return try await fixture.server.takeRequest()
   }
 
+  @Test(
+    "a caller's Content-Length that is not the body's length, or a Transfer-Encoding, is invalidRequest before the wire; one that agrees is sent",
+    arguments: TransportKind.wire)
+  func requestFraming(kind: TransportKind) async throws {
+    // A Content-Length: 99999 over a 2-byte body held URLSession's request until its timeout.
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    let file = FileManager.default.temporaryDirectory
+      .appendingPathComponent("framing-\(UUID().uuidString)")
+    try Data("abc".utf8).write(to: file)
+    defer { try? FileManager.default.removeItem(at: file) }
+    let refused: [(String, Endpoint<Data>)] = [
+      (
+        "long",
+        Endpoint<Data>(.post, "x").body(Data("ab".utf8), contentType: "text/plain")
+          .header("Content-Length", "99999")
+      ),
+      (
+        "short",
+        Endpoint<Data>(.put, "x").body(Data("ab".utf8), contentType: "text/plain")
+          .header("Content-Length", "1")
+      ),
+      ("no body", Endpoint<Data>(.get, "x").header("Content-Length", "5")),
+      (
+        "file",
+        Endpoint<Data>(.post, "x").fileBody(file, contentType: "text/plain")
+          .header("Content-Length", "2")
+      ),
+      (
+        "chunked",
+        Endpoint<Data>(.post, "x").body(Data("ab".utf8), contentType: "text/plain")
+          .header("Transfer-Encoding", "chunked")
+      ),
+    ]
+    for (label, endpoint) in refused {
+      let error = await courierError { try await fixture.client.send(endpoint) }
+      #expect(error?.kind == .invalidRequest, "\(label)")
+      #expect(error?.debugDescription.contains("the transport") == true, "\(label)")
+    }
+    #expect(fixture.server.requestCount == 0)
+    fixture.server.enqueue(.text("ok"))
+    fixture.server.enqueue(.text("ok"))
+    _ = try await fixture.client.send(
+      Endpoint<Data>(.post, "x").body(Data("ab".utf8), contentType: "text/plain")
+        .header("Content-Length", "2"))
+    _ = try await fixture.client.send(
+      Endpoint<Data>(.post, "x").fileBody(file, contentType: "text/plain")
+        .header("Content-Length", "3"))
+    #expect(try await fixture.server.takeRequest().body == Data("ab".utf8))
+    #expect(try await fixture.server.takeRequest().body == Data("abc".utf8))
+  }
+
   @Test("a header with an empty value is sent, empty", arguments: TransportKind.wire)
   func emptyHeaderValue(kind: TransportKind) async throws {
     let recorded = try await sendRecording(kind, headers: [("X-Empty", ""), ("X-After", "1")])

@@ -90,6 +90,8 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
     public static let retryAfter = Name(unchecked: "Retry-After")
     /// `X-Request-ID`
     public static let requestID = Name(unchecked: "X-Request-ID")
+    /// `Transfer-Encoding`
+    public static let transferEncoding = Name(unchecked: "Transfer-Encoding")
     /// `traceparent` (W3C Trace Context)
     public static let traceparent = Name(unchecked: "traceparent")
     /// `Set-Cookie`

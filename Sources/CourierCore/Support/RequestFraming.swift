@@ -1,0 +1,29 @@
+/// The request's framing — how the receiver finds where its body ends — belongs to the
+/// transport: a caller's `Content-Length` that disagrees with the body, or a
+/// `Transfer-Encoding` of its own, would make the server wait for bytes that never come (a
+/// `Content-Length: 99999` over a 2-byte body held the request until its timeout) or read two
+/// framings of one message (request smuggling, RFC 9112 §6.1 and §6.3). Both built-in
+/// transports check a request with ``problem(in:bodyLength:)`` before they send it.
+package enum RequestFraming {
+  /// Why `headers` cannot go out with a body of `bodyLength` bytes (`nil`: no body), or `nil`
+  /// when they can: a `Content-Length` that is not that length (`0` without a body), or any
+  /// `Transfer-Encoding`.
+  package static func problem(in headers: HTTPHeaders, bodyLength: Int64?) -> String? {
+    for field in headers.fieldList {
+      // By length first: this runs for every request, and most names are neither.
+      switch field.name.rawName.utf8.count {
+      case 14 where field.name == .contentLength:
+        let expected = bodyLength ?? 0
+        guard field.value != String(expected) else { continue }
+        return "the request's Content-Length \(field.value.debugDescription) is not its body's "
+          + "length, \(expected) bytes; leave Content-Length to the transport, which sets it"
+      case 17 where field.name == .transferEncoding:
+        return "the request sets Transfer-Encoding \(field.value.debugDescription); the "
+          + "transport frames every body with its Content-Length, so a request must not set "
+          + "Transfer-Encoding"
+      default: continue
+      }
+    }
+    return nil
+  }
+}
