@@ -1,3 +1,4 @@
+import CourierTesting
 import Foundation
 import Testing
 
@@ -209,6 +210,43 @@ struct FastJSONDecoderTests {
     #expect(FastJSONDocument(Data(deep.utf8)) == nil)
     let shallow = String(repeating: "[", count: 200) + String(repeating: "]", count: 200)
     #expect(FastJSONDocument(Data(shallow.utf8)) != nil)
+  }
+
+  @Test(
+    "a number its type cannot hold is named with its path, where JSONDecoder says the JSON is not valid",
+    arguments: [
+      (
+        #"{"id":1.5,"login":"a","verified":true}"#,
+        #"1.5 at "id" is not a whole number, which Int needs"#
+      ),
+      (
+        #"{"id":123456789012345678901234567890,"login":"a","verified":true}"#,
+        #"123456789012345678901234567890 at "id" does not fit in Int"#
+      ),
+    ])
+  func numberProblem(json: String, expected: String) async throws {
+    #expect(Self.foundation(Owner.self, json) == nil, "JSONDecoder refuses it")
+    #expect(
+      FastJSONDecoder.numberProblem(Owner.self, from: Data(json.utf8), like: Self.decoder)
+        == expected)
+    let client = Client(
+      baseURL: URL(string: "https://api.example.test/"), transport: StubTransport([.json(json)]))
+    let error = await courierError { try await client.send(Endpoint<Owner>(.get, "owner")) }
+    #expect(error?.kind == .decoding)
+    #expect(error?.debugDescription.contains("the JSON is valid, but \(expected)") == true)
+  }
+
+  @Test("a nested number's path counts array indices; a number that converts notes nothing")
+  func nestedNumberProblem() {
+    struct Page: Decodable { let items: [UInt8] }
+    let json = Data(#"{"items":[1,2,300]}"#.utf8)
+    #expect(
+      FastJSONDecoder.numberProblem(Page.self, from: json, like: Self.decoder)
+        == #"300 at "items.2" does not fit in UInt8"#)
+    #expect(
+      FastJSONDecoder.numberProblem(
+        Page.self, from: Data(#"{"items":[1]}"#.utf8), like: Self.decoder)
+        == nil)
   }
 
   static let insertions: [[UInt8]] =

@@ -70,9 +70,16 @@ extension ResponseDecoding where Value: Decodable {
       do {
         return try decoder.decode(Value.self, from: payload)
       } catch {
+        var message = "could not decode \(Value.self)"
+        if case DecodingError.dataCorrupted(let corrupted) = error, corrupted.codingPath.isEmpty,
+          let problem = FastJSONDecoder.numberProblem(Value.self, from: payload, like: decoder)
+        {
+          message +=
+            ": the JSON is valid, but \(problem) (JSONDecoder says \"not valid JSON\" "
+            + "for a number it cannot convert)"
+        }
         throw CourierError(
-          kind: .decoding,
-          debugMessage: "could not decode \(Value.self)" + context.response.undecodedEncodingNote,
+          kind: .decoding, debugMessage: message + context.response.undecodedEncodingNote,
           underlying: error)
       }
     }

@@ -40,6 +40,20 @@ enum FastJSONDecoder {
     return value
   }
 
+  /// Why a number in `data` did not convert to the type `Value` asks for there — its literal,
+  /// its coding path and the type (`1.5 at "v" is not a whole number, which Int needs`) — or
+  /// `nil` when no number was the problem or this path cannot tell. Run only after
+  /// `JSONDecoder` failed: on Linux it reports such a number as "The given data was not
+  /// valid JSON." at the root, which sends a reader looking for a syntax error.
+  static func numberProblem<Value: Decodable>(
+    _ type: Value.Type, from data: Data, like decoder: JSONDecoder
+  ) -> String? {
+    guard usesDefaults(decoder), let document = FastJSONDocument(data) else { return nil }
+    let state = FastJSONState(document)
+    _ = try? state.decode(Value.self, node: 0, path: [])
+    return state.numberProblem
+  }
+
   /// Models that asked for a type this path leaves to `JSONDecoder` (`Float`, `Decimal`,
   /// `Data`): they go straight to `JSONDecoder` from then on, instead of paying for a parse
   /// and a partial decoding first on every response. A cache, not a setting; bounded by
@@ -75,6 +89,30 @@ final class FastJSONState {
   /// Types `JSONDecoder` decodes its own way, or that this path leaves to it.
   static func isLeftToFoundation<Value>(_ type: Value.Type) -> Bool {
     type == Data.self || type == Decimal.self || type == Float.self
+  }
+
+  /// The first number that did not convert to its type (see
+  /// ``FastJSONDecoder/numberProblem(_:from:like:)``).
+  private(set) var numberProblem: String?
+
+  /// ``leave(_:_:)`` for a number that does not convert: also notes it in ``numberProblem``.
+  func leaveNumber(
+    _ path: [any CodingKey], _ node: Int, _ problem: String
+  ) -> DecodingError {
+    if numberProblem == nil {
+      let value = self.node(node)
+      let bytes = document.bytes[Int(value.start)..<Int(value.end)]
+      var literal = String(decoding: bytes.prefix(40), as: UTF8.self)
+      if bytes.count > 40 { literal += "…" }
+      let place =
+        path.isEmpty
+        ? "the top level"
+        : path.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(
+          separator: "."
+        ).debugDescription
+      numberProblem = "\(literal) at \(place) \(problem)"
+    }
+    return leave(path, problem)
   }
 
   /// Marks the decoding as left to `JSONDecoder` and returns an error to throw.
@@ -156,14 +194,19 @@ final class FastJSONState {
     _ type: Value.Type, _ node: Int, _ path: @autoclosure Path
   ) throws -> Value {
     let value = self.node(node)
-    guard value.kind == .integer else { throw leave(path(), "not an integer literal") }
+    guard value.kind == .integer else {
+      guard value.kind == .number else { throw leave(path(), "not an integer literal") }
+      throw leaveNumber(path(), node, "is not a whole number, which \(Value.self) needs")
+    }
     let bytes = document.bytes
     var index = Int(value.start)
     let end = Int(value.end)
     let negative = bytes[index] == 0x2D
     if negative { index += 1 }
     // 19 digits always fit in a UInt64.
-    guard end - index <= 19 else { throw leave(path(), "integer too long") }
+    guard end - index <= 19 else {
+      throw leaveNumber(path(), node, "does not fit in \(Value.self)")
+    }
     var magnitude: UInt64 = 0
     while index < end {
       magnitude = magnitude * 10 + UInt64(bytes[index] &- 0x30)
@@ -171,14 +214,16 @@ final class FastJSONState {
     }
     if negative {
       guard Value.isSigned, magnitude <= UInt64(Int64.max) else {
-        throw leave(path(), "negative integer")
+        throw leaveNumber(path(), node, "does not fit in \(Value.self)")
       }
       guard let result = Value(exactly: -Int64(magnitude)) else {
-        throw leave(path(), "out of range")
+        throw leaveNumber(path(), node, "does not fit in \(Value.self)")
       }
       return result
     }
-    guard let result = Value(exactly: magnitude) else { throw leave(path(), "out of range") }
+    guard let result = Value(exactly: magnitude) else {
+      throw leaveNumber(path(), node, "does not fit in \(Value.self)")
+    }
     return result
   }
 
@@ -194,13 +239,13 @@ final class FastJSONState {
       String(decoding: UnsafeBufferPointer(rebasing: $0[start..<end]), as: UTF8.self)
     }
     guard let result = Double(text), result.isFinite, !result.isSubnormal else {
-      throw leave(path(), "out of Double's range")
+      throw leaveNumber(path(), node, "is out of Double's range")
     }
     if result == 0 {
       // 1e-400 reads as zero; JSONDecoder refuses it. Only a mantissa of zeros is zero.
       for byte in bytes[start..<end] {
         if byte == 0x65 || byte == 0x45 { break }
-        if byte > 0x30, byte <= 0x39 { throw leave(path(), "underflows Double") }
+        if byte > 0x30, byte <= 0x39 { throw leaveNumber(path(), node, "underflows Double") }
       }
     }
     return result
