@@ -233,33 +233,32 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
     completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
   ) {
     let http = response as? HTTPURLResponse
+    let request = request
     let stop = state.withLock { state -> Bool in
       state.response = http
+      /// Fails the attempt as `badResponse` for `message`; `true`: stop.
+      func refuse(_ message: String) -> Bool {
+        state.failure = CourierError(
+          kind: .badResponse, debugMessage: message, request: request, attempts: 1,
+          stage: "transport")
+        return true
+      }
       if http?.statusCode == 101 {
         // Another protocol follows, which URLSession reads as a body until the connection
         // closes: a WebSocket server keeps it open, and the request waited for its timeout.
-        state.failure = CourierError(
-          kind: .badResponse,
-          debugMessage: "the server switched protocols (101 Switching Protocols); "
-            + "URLSessionTransport speaks only HTTP, so the task was cancelled",
-          request: request, attempts: 1, stage: "transport")
-        return true
+        return refuse(
+          "the server switched protocols (101 Switching Protocols); URLSessionTransport speaks "
+            + "only HTTP, so the task was cancelled")
       }
       if let http, Self.hasConflictingLengths(http) {
-        state.failure = CourierError(
-          kind: .badResponse,
-          debugMessage: "the response has Content-Length fields that disagree (RFC 9112 §6.3); "
-            + "the task was cancelled",
-          request: request, attempts: 1, stage: "transport")
-        return true
+        return refuse(
+          "the response has Content-Length fields that disagree (RFC 9112 §6.3); the task was "
+            + "cancelled")
       }
       if let length = http?.value(forHTTPHeaderField: "Content-Length"),
         ContentLengthField.exceedsInt64(value: length)
       {
-        state.failure = CourierError(
-          kind: .badResponse, debugMessage: ContentLengthField.beyondInt64Message,
-          request: request, attempts: 1, stage: "transport")
-        return true
+        return refuse(ContentLengthField.beyondInt64Message)
       }
       guard let writer = state.writer, let http else {
         // An announced length over the limit (not encoded: libcurl would decode it to

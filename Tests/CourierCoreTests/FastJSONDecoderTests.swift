@@ -258,7 +258,7 @@ struct FastJSONDecoderTests {
 
   @Test("on 20,000 mutants of a response, every fast answer is JSONDecoder's answer")
   func mutants() throws {
-    var generator = SplitMix64(state: 0xFA57_0001)
+    var generator = SplitMix64(seed: 0xFA57_0001)
     let seed = Array(Self.itemJSON.utf8)
     var fastAnswers = 0
     var foundationAnswers = 0
@@ -281,7 +281,7 @@ struct FastJSONDecoderTests {
 
   @Test("on 20,000 random numbers, Double and the integer types read as JSONDecoder reads them")
   func numbers() throws {
-    var generator = SplitMix64(state: 0xFA57_0002)
+    var generator = SplitMix64(seed: 0xFA57_0002)
     var fastAnswers = 0
     for _ in 0..<20_000 {
       var text = Int.random(in: 0..<4, using: &generator) == 0 ? "-" : ""

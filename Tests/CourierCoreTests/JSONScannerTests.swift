@@ -1,3 +1,4 @@
+import CourierTesting
 import Foundation
 import Testing
 
@@ -78,7 +79,7 @@ struct JSONScannerTests {
     "accepts exactly what JSONSerialization accepts, and locates what JSONDecoder decodes, on 20,000 mutants"
   )
   func agreesWithFoundation() throws {
-    var generator = SplitMix64(state: 0xC0FF_EE00)
+    var generator = SplitMix64(seed: 0xC0FF_EE00)
     var accepted = 0
     var compared = 0
     for round in 0..<20_000 {

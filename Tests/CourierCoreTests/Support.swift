@@ -33,18 +33,6 @@ func stubClient(
     locale: locale)
 }
 
-/// A small deterministic generator, so a failure of a randomised test can be replayed.
-struct SplitMix64: RandomNumberGenerator {
-  var state: UInt64
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-}
-
 /// `seed` with one to four random edits: a byte replaced by a piece of `insertions`, a byte
 /// removed, or a piece inserted.
 func mutant(

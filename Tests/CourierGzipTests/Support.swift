@@ -4,23 +4,17 @@ import Foundation
 
 @testable import CourierGzip
 
-/// Reproducible pseudo-random bytes (SplitMix64), fast enough for 64 MiB in a debug build.
+/// Reproducible pseudo-random bytes (``SplitMix64``), fast enough for 64 MiB in a debug build.
 func randomBytes(_ count: Int, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) -> Data {
-  var state = seed
+  var generator = SplitMix64(seed: seed)
   var data = Data(count: count)
   data.withUnsafeMutableBytes { raw in
     let words = count / 8
     let wordPointer = raw.baseAddress?.assumingMemoryBound(to: UInt64.self)
-    for index in 0..<words {
-      state &+= 0x9E37_79B9_7F4A_7C15
-      var z = state
-      z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-      z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-      wordPointer?[index] = z ^ (z >> 31)
-    }
+    for index in 0..<words { wordPointer?[index] = generator.next() }
     for index in (words * 8)..<count {
-      state &+= 0x9E37_79B9_7F4A_7C15
-      raw[index] = UInt8(truncatingIfNeeded: state >> 17)
+      generator.state &+= 0x9E37_79B9_7F4A_7C15
+      raw[index] = UInt8(truncatingIfNeeded: generator.state >> 17)
     }
   }
   return data

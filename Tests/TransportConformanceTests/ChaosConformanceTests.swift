@@ -43,7 +43,7 @@ struct ChaosConformanceTests {
   static func scenario(_ kind: TransportKind) async throws {
     let server = try MockServer()
     let seed: UInt64 = 0x00C0_FFEE
-    let picks = Mutex(ChaosGenerator(seed: seed))
+    let picks = Mutex(SplitMix64(seed: seed))
     let warmedUp = Atomic<Bool>(false)
     server.setDispatcher { request in
       guard warmedUp.load(ordering: .relaxed) else { return .text(request.path) }
@@ -172,20 +172,4 @@ final class ChaosTickets: Sendable {
   private let next = Atomic<Int>(0)
 
   func take() -> Int { next.add(1, ordering: .relaxed).oldValue }
-}
-
-/// SplitMix64: a fixed seed gives the same sequence of faults (the order in which concurrent
-/// requests draw from it still varies).
-struct ChaosGenerator: RandomNumberGenerator {
-  private var state: UInt64
-
-  init(seed: UInt64) { state = seed }
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
 }
