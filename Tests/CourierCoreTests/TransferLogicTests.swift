@@ -80,6 +80,33 @@ struct TransferLogicTests {
     #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["out.bin"])
   }
 
+  @Test(
+    "a decoded download without Content-Length stops at its size limit and leaves no file; one written as it came is not held to it"
+  )
+  func decodedDownloadWithoutLength() throws {
+    let folder = try Self.folder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let destination = DownloadDestination(url: folder.appendingPathComponent("x.bin"))
+    let request = Request(method: .get, url: URL(string: "https://api.test/x")!)
+    let piece = Data(count: 1 << 20)
+    let decoded = DownloadWriter(destination: destination)
+    decoded.decodedSizeWithoutLength = 3 << 20
+    #expect(
+      try decoded.begin(
+        status: 200, headers: HTTPHeaders([("Content-Encoding", "gzip")]), request: request))
+    for _ in 0..<3 { try decoded.write(piece) }
+    let error = #expect(throws: CourierError.self) { try decoded.write(piece) }
+    #expect(error?.kind == .bodyTooLarge)
+    #expect(error?.debugMessage.contains("no Content-Length") == true)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+
+    let plain = DownloadWriter(destination: destination)
+    plain.decodedSizeWithoutLength = 3 << 20
+    #expect(try plain.begin(status: 200, headers: HTTPHeaders(), request: request))
+    for _ in 0..<5 { try plain.write(piece) }
+    #expect(try plain.finish().byteCount == 5 << 20)
+  }
+
   @Test("download: a 500 fails the status check with its body, no file")
   func downloadError() async throws {
     let folder = try Self.folder()

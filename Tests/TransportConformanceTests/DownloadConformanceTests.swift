@@ -54,6 +54,57 @@ struct DownloadConformanceTests {
   }
 
   @Test(
+    "a gzip bomb as a download: where the transport decodes it, it stops at 100x its wire length and leaves no file",
+    arguments: [TransportKind.urlSession, .curl])
+  func decodedBomb(kind: TransportKind) async throws {
+    // 64 MiB of zeros is about 64 KiB of gzip: URLSession on Linux (and CurlTransport with
+    // automatic decoding) wrote it whole to disk, and a 1 MiB bomb is a gigabyte.
+    let bomb = try GzipCompressor.compress(Data(count: 64 * 1024 * 1024))
+    let server = try MockServer()
+    defer { server.shutdown() }
+    server.setDispatcher { _ in
+      MockResponse(
+        headers: [
+          MockHeader(name: "Content-Type", value: "application/octet-stream"),
+          MockHeader(name: "Content-Encoding", value: "gzip"),
+        ],
+        body: bomb)
+    }
+    var configuration = CurlTransport.Configuration.standard
+    configuration.contentDecoding = .automatic
+    let curl = CurlTransport(configuration: configuration)
+    let underTest = kind == .curl ? TransportUnderTest(curl) : kind.make()
+    defer { underTest.shutdown() }
+    let client = Client(baseURL: server.baseURL, transport: underTest.transport, locale: "en")
+    let folder = try temporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let destination = folder.appendingPathComponent("bomb.bin")
+    let error = await courierError {
+      try await client.download(Endpoint<Void>(.get, "bomb"), to: destination)
+    }
+    #expect(error?.kind == .bodyTooLarge)
+    #expect(error?.debugDescription.contains("100× its \(bomb.count) bytes on the wire") == true)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+  }
+
+  @Test(
+    "CurlTransport without decoding saves a gzip download as it came: its bytes are not held to the growth limit"
+  )
+  func undecodedGzipDownload() async throws {
+    let fixture = try Fixture(.curl)
+    defer { fixture.shutdown() }
+    let bomb = try GzipCompressor.compress(Data(count: 8 * 1024 * 1024))
+    fixture.server.enqueue(
+      MockResponse(headers: [MockHeader(name: "Content-Encoding", value: "gzip")], body: bomb))
+    let folder = try temporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let destination = folder.appendingPathComponent("raw.gz")
+    let result = try await fixture.client.download(Endpoint<Void>(.get, "raw"), to: destination)
+    #expect(result.byteCount == Int64(bomb.count))
+    #expect(try Data(contentsOf: destination) == bomb)
+  }
+
+  @Test(
     "a body cut half-way leaves no file at the destination; the next download resumes with Range",
     arguments: TransportKind.wire)
   func resume(kind: TransportKind) async throws {

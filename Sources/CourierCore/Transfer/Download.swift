@@ -100,6 +100,27 @@ public final class DownloadWriter {
 
   private var handle: FileHandle?
   private var resumedFrom: Int64 = 0
+  /// The body's length on the wire when the transport may decode it into the file (a
+  /// `Content-Encoding` other than `identity`): `.some(nil)` when the response gave no
+  /// length; `nil` when the body is written as it arrives.
+  private var decodedFrom: Int64??
+
+  /// How many times its length on the wire a body that the transport decodes may grow in the
+  /// file, once past ``decodedGrowthFloor``: 100×, `DecompressionLimit`'s default ratio. Text
+  /// and JSON compress 3–20×; a decompression bomb about 1,000× (a 1 MiB gzip of zeros is a
+  /// gigabyte), which URLSession on Linux — and `CurlTransport` with automatic decoding —
+  /// would otherwise write to disk whole.
+  public static let maximumDecodedGrowth: Int64 = 100
+
+  /// 1 MiB: a decoded download is never refused for its growth below this size.
+  public static let decodedGrowthFloor: Int64 = 1 << 20
+
+  /// 1 GiB: the most a body that the transport decodes may write when the response gave no
+  /// `Content-Length` to measure its growth against.
+  public static let maximumDecodedSizeWithoutLength: Int64 = 1 << 30
+
+  /// ``maximumDecodedSizeWithoutLength``, smaller in tests.
+  package var decodedSizeWithoutLength = DownloadWriter.maximumDecodedSizeWithoutLength
 
   /// Creates a writer for `destination`.
   public init(destination: DownloadDestination) {
@@ -197,6 +218,7 @@ public final class DownloadWriter {
     }
     resumedFrom = append ? offset : 0
     written = resumedFrom
+    decodedFrom = encoded ? .some(length) : nil
     isWriting = true
     return true
   }
@@ -222,7 +244,33 @@ public final class DownloadWriter {
 
   private func gathered(_ count: Int) throws(CourierError) {
     written += Int64(count)
+    if let wireLength = decodedFrom, written > Self.decodedGrowthFloor {
+      try checkGrowth(from: wireLength)
+    }
     if pending.count >= Self.writeSize { try flush() }
+  }
+
+  /// Refuses a decoded body that grew past ``maximumDecodedGrowth`` times its length on the
+  /// wire (``decodedSizeWithoutLength`` without one), and deletes what it wrote: a bomb
+  /// leaves nothing to resume.
+  private func checkGrowth(from wireLength: Int64?) throws(CourierError) {
+    let limit =
+      wireLength.map { $0.multipliedReportingOverflow(by: Self.maximumDecodedGrowth) }
+      .map { $0.overflow ? Int64.max : $0.partialValue } ?? decodedSizeWithoutLength
+    guard written > limit else { return }
+    pending = Data()
+    try? handle?.close()
+    handle = nil
+    try? FileManager.default.removeItem(at: destination.partialURL)
+    try? FileManager.default.removeItem(at: destination.validatorURL)
+    let measure =
+      wireLength.map { "\(Self.maximumDecodedGrowth)× its \($0) bytes on the wire" }
+      ?? "\(limit) bytes, with no Content-Length to measure it against"
+    throw CourierError(
+      kind: .bodyTooLarge,
+      debugMessage: "the download's Content-Encoding was decoded by the transport and grew "
+        + "past \(measure) (a decompression bomb?); the partial file was deleted",
+      attempts: 1, stage: "transport")
   }
 
   /// The most bytes gathered before a write to the file.
