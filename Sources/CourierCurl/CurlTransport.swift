@@ -36,7 +36,7 @@ import Foundation
 ///   (`Endpoint.maximumResponseBodySize(_:)`), else ``Configuration/maximumResponseBodySize``: a transfer
 ///   that passes it is aborted from libcurl's write callback (so memory never grows past the
 ///   limit) and fails with ``CourierError/Kind/bodyTooLarge``.
-/// - Downloads to a file (`Client.download(_:to:resume:)`, ``DownloadAttribute``): a `2xx`
+/// - Downloads to a file (`Client.download(_:to:resume:maximumSize:)`, ``DownloadAttribute``): a `2xx`
 ///   body goes from libcurl's write callback to CourierCore's ``DownloadWriter`` on the loop
 ///   thread, never whole into memory and not limited by the body limit; any other status is
 ///   kept in memory within the limit. A resumed download sends `Range`/`If-Range`, and

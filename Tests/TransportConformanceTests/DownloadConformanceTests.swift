@@ -3,7 +3,7 @@ import CourierTesting
 import Foundation
 import Testing
 
-/// Downloads to a file (`Client.download(_:to:resume:)`) and transfer progress, the same on
+/// Downloads to a file (`Client.download(_:to:resume:maximumSize:)`) and transfer progress, the same on
 /// every transport that talks to a real server: the body in the file byte for byte, resume
 /// with `Range`/`If-Range`, a restart from zero on `200`, no file at the destination after a
 /// failure, progress that never goes down.
@@ -85,6 +85,40 @@ struct DownloadConformanceTests {
     #expect(error?.kind == .bodyTooLarge)
     #expect(error?.debugDescription.contains("100× its \(bomb.count) bytes on the wire") == true)
     #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+  }
+
+  @Test(
+    "maximumSize: an announced body over it fails before a byte is written; an endless one stops at it; none leaves a file",
+    arguments: TransportKind.wire)
+  func maximumSize(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    let folder = try temporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let destination = folder.appendingPathComponent("capped.bin")
+    let source = MockBodySource.noise(count: 2 * 1024 * 1024)
+    fixture.server.enqueue(.ranged(source, request: RecordedRequest(method: "GET", target: "/")))
+    let announced = await courierError {
+      try await fixture.client.download(
+        Endpoint<Void>(.get, "big"), to: destination, maximumSize: 1024 * 1024)
+    }
+    #expect(announced?.kind == .bodyTooLarge)
+    #expect(announced?.debugDescription.contains("announces 2097152 bytes") == true)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+    // Chunked, for ever: only the count of what arrived can stop it.
+    fixture.server.enqueue(MockResponse(fault: .endlessBody))
+    let endless = await courierError {
+      try await fixture.client.download(
+        Endpoint<Void>(.get, "endless"), to: destination, maximumSize: 1024 * 1024)
+    }
+    #expect(endless?.kind == .bodyTooLarge)
+    #expect(endless?.debugDescription.contains("passed its maximum size") == true)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+    // At the limit exactly, the download completes.
+    fixture.server.enqueue(.ranged(source, request: RecordedRequest(method: "GET", target: "/")))
+    let result = try await fixture.client.download(
+      Endpoint<Void>(.get, "exact"), to: destination, maximumSize: 2 * 1024 * 1024)
+    #expect(result.byteCount == 2 * 1024 * 1024)
   }
 
   @Test(

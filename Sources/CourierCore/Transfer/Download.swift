@@ -9,7 +9,7 @@ import Foundation
 /// Where a download goes, stored on a request as ``DownloadAttribute``.
 ///
 /// A transport that sees it streams a successful (`2xx`) body into a temporary file in the
-/// destination's folder (``DownloadWriter``) instead of memory; ``Client/download(_:to:resume:)``
+/// destination's folder (``DownloadWriter``) instead of memory; ``Client/download(_:to:resume:maximumSize:)``
 /// moves that file into place once the whole chain and the pipeline's status check accepted
 /// the response.
 public struct DownloadDestination: Sendable, Hashable {
@@ -17,11 +17,17 @@ public struct DownloadDestination: Sendable, Hashable {
   public var url: URL
   /// Whether a partial file left by an earlier attempt is resumed with `Range`/`If-Range`.
   public var resumes: Bool
+  /// The most bytes the file may hold, or `nil` (the default) for no limit: a larger body
+  /// fails with ``CourierError/Kind/bodyTooLarge`` — before anything is written when the
+  /// response announces its size — and its partial file is deleted. Without it a server that
+  /// sends for ever fills the disk until a timeout ends the attempt.
+  public var maximumSize: Int64?
 
   /// Creates a destination.
-  public init(url: URL, resumes: Bool = true) {
+  public init(url: URL, resumes: Bool = true, maximumSize: Int64? = nil) {
     self.url = url
     self.resumes = resumes
+    self.maximumSize = maximumSize.map { max(0, $0) }
   }
 
   /// The temporary file the body is written to: `.<name>.courier-download` beside the
@@ -61,7 +67,7 @@ public struct DownloadedFile: Sendable, Hashable {
   }
 }
 
-/// What ``Client/download(_:to:resume:)`` returns.
+/// What ``Client/download(_:to:resume:maximumSize:)`` returns.
 public struct DownloadResult: Sendable {
   /// The destination, now holding the whole body.
   public var fileURL: URL
@@ -193,6 +199,14 @@ public final class DownloadWriter {
     } else {
       expected = encoded ? nil : length
     }
+    if let maximum = destination.maximumSize, let total = expected, total > maximum {
+      discard()
+      throw CourierError(
+        kind: .bodyTooLarge,
+        debugMessage: "the download announces \(total) bytes, over its maximum size of "
+          + "\(maximum); nothing was written",
+        request: request, attempts: 1, stage: "transport")
+    }
     do {
       if !append {
         try? manager.removeItem(at: destination.validatorURL)
@@ -247,6 +261,14 @@ public final class DownloadWriter {
     if let wireLength = decodedFrom, written > Self.decodedGrowthFloor {
       try checkGrowth(from: wireLength)
     }
+    if let maximum = destination.maximumSize, written > maximum {
+      discard()
+      throw CourierError(
+        kind: .bodyTooLarge,
+        debugMessage: "the download passed its maximum size of \(maximum) bytes; the partial "
+          + "file was deleted",
+        attempts: 1, stage: "transport")
+    }
     if pending.count >= Self.writeSize { try flush() }
   }
 
@@ -258,11 +280,7 @@ public final class DownloadWriter {
       wireLength.map { $0.multipliedReportingOverflow(by: Self.maximumDecodedGrowth) }
       .map { $0.overflow ? Int64.max : $0.partialValue } ?? decodedSizeWithoutLength
     guard written > limit else { return }
-    pending = Data()
-    try? handle?.close()
-    handle = nil
-    try? FileManager.default.removeItem(at: destination.partialURL)
-    try? FileManager.default.removeItem(at: destination.validatorURL)
+    discard()
     let measure =
       wireLength.map { "\(Self.maximumDecodedGrowth)× its \($0) bytes on the wire" }
       ?? "\(limit) bytes, with no Content-Length to measure it against"
@@ -303,6 +321,16 @@ public final class DownloadWriter {
     handle = nil
     try? FileManager.default.removeItem(at: destination.validatorURL)
     return DownloadedFile(url: destination.partialURL, byteCount: written, resumedFrom: resumedFrom)
+  }
+
+  /// Closes the file and deletes it and its validator: a body over a limit leaves nothing
+  /// worth resuming.
+  private func discard() {
+    pending = Data()
+    try? handle?.close()
+    handle = nil
+    try? FileManager.default.removeItem(at: destination.partialURL)
+    try? FileManager.default.removeItem(at: destination.validatorURL)
   }
 
   /// Closes the file after a failed attempt, keeping it and its validator for a resume.
@@ -354,13 +382,18 @@ extension Client {
   ///
   /// - Parameters:
   ///   - resume: Whether a partial file from an earlier attempt is resumed; default `true`.
+  ///   - maximumSize: The most bytes the file may hold; default `nil`, no limit (see
+  ///     ``DownloadDestination/maximumSize``).
   /// - Throws: ``CourierError``; ``CourierError/Kind/invalidRequest`` when the transport does
-  ///   not support downloads or the file cannot be written.
+  ///   not support downloads or the file cannot be written; ``CourierError/Kind/bodyTooLarge``
+  ///   past `maximumSize`.
   public func download<Value>(
-    _ endpoint: Endpoint<Value>, to destination: URL, resume: Bool = true
+    _ endpoint: Endpoint<Value>, to destination: URL, resume: Bool = true,
+    maximumSize: Int64? = nil
   ) async throws(CourierError) -> DownloadResult {
     var endpoint = endpoint.attribute(
-      DownloadAttribute.self, DownloadDestination(url: destination, resumes: resume))
+      DownloadAttribute.self,
+      DownloadDestination(url: destination, resumes: resume, maximumSize: maximumSize))
     endpoint.overrides.envelope = .some(nil)
     let request = try request(for: endpoint)
     let response: Response
