@@ -13,7 +13,8 @@ struct HostileReplyConformanceTests {
     arguments: TransportKind.wire)
   func switchingProtocols(kind: TransportKind) async throws {
     // Both transports read what follows a 101 as a body until the connection closes; a
-    // WebSocket server keeps it open, so the request waited for its timeout.
+    // WebSocket server keeps it open, so the request waited for its timeout and failed as
+    // timedOut. (Not timed here: a full parallel run starves the pool for tens of seconds.)
     let fixture = try Fixture(
       kind, middleware: [TimeoutMiddleware(attempt: .seconds(20), overall: nil)])
     defer { fixture.shutdown() }
@@ -24,11 +25,9 @@ struct HostileReplyConformanceTests {
           MockHeader(name: "Upgrade", value: "websocket"),
           MockHeader(name: "Connection", value: "Upgrade"),
         ]))
-    let started = ContinuousClock.now
     let error = await courierError { try await fixture.client.send(Endpoint<Data>(.get, "ws")) }
     #expect(error?.kind == .badResponse)
     #expect(error?.debugDescription.contains("101 Switching Protocols") == true)
-    #expect(ContinuousClock.now - started < .seconds(10))
   }
 
   @Test("CurlTransport: a head cut off before its blank line is connectionLost, not a 200")
