@@ -21,6 +21,11 @@ import Synchronization
 /// #expect(stub.requests.last?.url.path == "/user/7")
 /// ```
 ///
+/// Before it answers, it checks a request as the wire transports do: a file body must be a
+/// readable regular file, and a `Content-Length` set by the caller must be the body's length
+/// (a `Transfer-Encoding` is refused). Such a request fails with
+/// ``CourierError/Kind/invalidRequest`` and is not recorded.
+///
 /// Path patterns compare slash-separated segments of the URL path (percent-decoded); `*` or
 /// `{name}` matches any one segment and a trailing `**` matches the rest.
 public final class StubTransport: Transport {
@@ -96,6 +101,10 @@ public final class StubTransport: Transport {
   /// Sends `request` by answering from the script.
   public func send(_ request: Request) async throws -> Response {
     try RequestCancellation.checkCancellation()
+    // The wire transports' checks before anything is sent: a file body that is not a readable
+    // regular file, or a caller's Content-Length or Transfer-Encoding that does not frame the
+    // body, is invalidRequest and is not recorded.
+    try RequestFraming.check(request)
     let path = Self.segments(request.url.path)
     typealias Responder = @Sendable (Request) throws -> StubResponse
     let chosen = state.withLock { state -> Responder? in

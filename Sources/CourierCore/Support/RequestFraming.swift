@@ -3,8 +3,30 @@
 /// `Transfer-Encoding` of its own, would make the server wait for bytes that never come (a
 /// `Content-Length: 99999` over a 2-byte body held the request until its timeout) or read two
 /// framings of one message (request smuggling, RFC 9112 §6.1 and §6.3). Both built-in
-/// transports check a request with ``problem(in:bodyLength:)`` before they send it.
+/// transports check a request with ``problem(in:bodyLength:)`` before they send it, and so
+/// does `StubTransport` (``check(_:)``), so that a test sees what production would.
 package enum RequestFraming {
+  /// The checks a transport makes before it sends `request`: a file body must be a readable
+  /// regular file (``RegularFile``), and the framing fields must agree with the body
+  /// (``problem(in:bodyLength:)``); either failure is ``CourierError/Kind/invalidRequest``.
+  package static func check(_ request: Request) throws(CourierError) {
+    var bodyLength = request.body.data.map { Int64($0.count) }
+    if let file = request.body.fileURL {
+      switch RegularFile.check(file) {
+      case .sendable(let size): bodyLength = size
+      case .problem(let problem):
+        throw CourierError(
+          kind: .invalidRequest, debugMessage: "the file body cannot be sent: \(problem)",
+          request: request, attempts: 1, stage: "transport")
+      }
+    }
+    if let problem = problem(in: request.headers, bodyLength: bodyLength) {
+      throw CourierError(
+        kind: .invalidRequest, debugMessage: problem, request: request, attempts: 1,
+        stage: "transport")
+    }
+  }
+
   /// Why `headers` cannot go out with a body of `bodyLength` bytes (`nil`: no body), or `nil`
   /// when they can: a `Content-Length` that is not that length (`0` without a body), or any
   /// `Transfer-Encoding`.
