@@ -87,7 +87,8 @@ extension CurlTransport {
   ///   ratio limits, and makes `Content-Encoding` and `Content-Length` true afterwards; a body
   ///   labelled `gzip` that is not compressed (some servers do that) is passed through instead
   ///   of failing as it does in URLSession. One decoder, with one set of limits and one
-  ///   behaviour on every transport.
+  ///   behaviour on every transport. Downloads to a file, which never pass through
+  ///   `GzipMiddleware`, are decoded by libcurl into the file, as URLSession decodes them.
   /// - ``automatic``: libcurl asks for and decodes gzip, deflate, brotli and zstd itself
   ///   (`CURLOPT_ACCEPT_ENCODING ""`). The body limit is counted on the decoded bytes, so a
   ///   gzip bomb is still stopped at ``Configuration/maximumResponseBodySize``; the response

@@ -135,10 +135,19 @@ final class CurlTransfer {
     try set(CURLOPT_WRITEDATA, pointer: context)
     try set(CURLOPT_HEADERDATA, pointer: context)
 
+    let decodesDownload = writer != nil && configuration.contentDecoding != .automatic
     if writer != nil {
       // Larger pieces for a body that goes to disk: fewer callbacks and copies per MiB.
       try set(CURLOPT_BUFFERSIZE, Self.downloadBufferSize)
       handle.needsReset = true
+    }
+    if decodesDownload {
+      // A download never passes through GzipMiddleware's decoding in memory: libcurl decodes
+      // its Content-Encoding into the file, as URLSession does (a gzip-encoded CSV was saved
+      // as gzip under its own name), within DownloadWriter's growth limit. The request's own
+      // Accept-Encoding is sent as it is; without one, none (configureHeaders).
+      try set(CURLOPT_HTTP_CONTENT_DECODING, 1)
+      try set(CURLOPT_ACCEPT_ENCODING, string: "")
     }
 
     let hasBody = try configureMethodAndBody(request, context: context)
@@ -149,7 +158,9 @@ final class CurlTransfer {
         kind: .invalidRequest, debugMessage: problem, request: request, attempts: 1,
         stage: "transport")
     }
-    try configureHeaders(request.headers, hasBody: hasBody)
+    try configureHeaders(
+      request.headers, hasBody: hasBody,
+      suppressesAcceptEncoding: decodesDownload && !request.headers.contains(.acceptEncoding))
     if hasBody, uploadProgress != nil {
       try check(
         courier_curl_easy_setopt_xferinfo_callback(easy, CURLOPT_XFERINFOFUNCTION) {
@@ -297,7 +308,9 @@ final class CurlTransfer {
   /// 100-continue` (a round trip of waiting before large bodies) and its default
   /// `Content-Type: application/x-www-form-urlencoded` are suppressed unless the request sets
   /// them.
-  private func configureHeaders(_ headers: HTTPHeaders, hasBody: Bool) throws(CourierError) {
+  private func configureHeaders(
+    _ headers: HTTPHeaders, hasBody: Bool, suppressesAcceptEncoding: Bool = false
+  ) throws(CourierError) {
     // Straight from the fields into libcurl (which copies each line): no dictionary, no
     // intermediate strings, no copy of a field. Names repeat rarely and lists are short, so
     // a name's other values are found by scanning, and the scan compares a one-word summary
@@ -346,6 +359,8 @@ final class CurlTransfer {
     }
     if hasBody, headers["Expect"] == nil { try appendHeaderLine("Expect:") }
     if hasBody, !headers.contains(.contentType) { try appendHeaderLine("Content-Type:") }
+    // "Name:" removes libcurl's own field: the one CURLOPT_ACCEPT_ENCODING would add.
+    if suppressesAcceptEncoding { try appendHeaderLine("Accept-Encoding:") }
     if let head = handle.headerList.finish() {
       try set(CURLOPT_HTTPHEADER, pointer: UnsafeRawPointer(head))
     }

@@ -43,7 +43,10 @@ import Foundation
 ///   appends on a `206` or starts again from zero on a `200`. A transfer that fails, is
 ///   cancelled or is shut down leaves its partial file in the temporary place for a resume,
 ///   never a file at the destination. Downloads use a 256 KiB receive buffer
-///   (`CURLOPT_BUFFERSIZE`) instead of 16 KiB.
+///   (`CURLOPT_BUFFERSIZE`) instead of 16 KiB. libcurl decodes a download's
+///   `Content-Encoding` into the file whatever ``Configuration/contentDecoding`` says (a
+///   download never passes through `GzipMiddleware`), within `DownloadWriter`'s growth
+///   limit, and adds no `Accept-Encoding` of its own for it.
 /// - Progress goes to the request's ``UploadProgressAttribute`` (libcurl's progress callback,
 ///   complete at the response head) and ``DownloadProgressAttribute`` (each piece of body,
 ///   complete with the final response).
