@@ -200,12 +200,9 @@ public final class DownloadWriter {
       expected = encoded ? nil : length
     }
     if let maximum = destination.maximumSize, let total = expected, total > maximum {
-      discard()
-      throw CourierError(
-        kind: .bodyTooLarge,
-        debugMessage: "the download announces \(total) bytes, over its maximum size of "
-          + "\(maximum); nothing was written",
-        request: request, attempts: 1, stage: "transport")
+      throw discarded(
+        "the download announces \(total) bytes, over its maximum size of \(maximum); nothing "
+          + "was written", request: request)
     }
     do {
       if !append {
@@ -262,12 +259,8 @@ public final class DownloadWriter {
       try checkGrowth(from: wireLength)
     }
     if let maximum = destination.maximumSize, written > maximum {
-      discard()
-      throw CourierError(
-        kind: .bodyTooLarge,
-        debugMessage: "the download passed its maximum size of \(maximum) bytes; the partial "
-          + "file was deleted",
-        attempts: 1, stage: "transport")
+      throw discarded(
+        "the download passed its maximum size of \(maximum) bytes; the partial file was deleted")
     }
     if pending.count >= Self.writeSize { try flush() }
   }
@@ -280,15 +273,12 @@ public final class DownloadWriter {
       wireLength.map { $0.multipliedReportingOverflow(by: Self.maximumDecodedGrowth) }
       .map { $0.overflow ? Int64.max : $0.partialValue } ?? decodedSizeWithoutLength
     guard written > limit else { return }
-    discard()
     let measure =
       wireLength.map { "\(Self.maximumDecodedGrowth)× its \($0) bytes on the wire" }
       ?? "\(limit) bytes, with no Content-Length to measure it against"
-    throw CourierError(
-      kind: .bodyTooLarge,
-      debugMessage: "the download's Content-Encoding was decoded by the transport and grew "
-        + "past \(measure) (a decompression bomb?); the partial file was deleted",
-      attempts: 1, stage: "transport")
+    throw discarded(
+      "the download's Content-Encoding was decoded by the transport and grew past \(measure) "
+        + "(a decompression bomb?); the partial file was deleted")
   }
 
   /// The most bytes gathered before a write to the file.
@@ -323,14 +313,17 @@ public final class DownloadWriter {
     return DownloadedFile(url: destination.partialURL, byteCount: written, resumedFrom: resumedFrom)
   }
 
-  /// Closes the file and deletes it and its validator: a body over a limit leaves nothing
-  /// worth resuming.
-  private func discard() {
+  /// Closes the file and deletes it and its validator — a body over a limit leaves nothing
+  /// worth resuming — and returns the ``CourierError/Kind/bodyTooLarge`` to throw.
+  private func discarded(_ message: String, request: Request? = nil) -> CourierError {
     pending = Data()
     try? handle?.close()
     handle = nil
     try? FileManager.default.removeItem(at: destination.partialURL)
     try? FileManager.default.removeItem(at: destination.validatorURL)
+    return CourierError(
+      kind: .bodyTooLarge, debugMessage: message, request: request, attempts: 1,
+      stage: "transport")
   }
 
   /// Closes the file after a failed attempt, keeping it and its validator for a resume.
