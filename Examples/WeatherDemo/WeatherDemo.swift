@@ -140,6 +140,8 @@ struct WeatherClient: Sendable {
       // client's language.
       $0.headers = HeadersMiddleware(
         providers: [HeaderProvider(.acceptLanguage) { _ in language }])
+      // The preset records a trace id for logs and errors; this server reads it, so send it.
+      $0.requestID?.sendsTraceparent = true
       // The standard policy (3 attempts; 408, 429, 5xx, refused, timed out …) but a 0.2 s
       // base delay instead of 0.5 s, so the demo stays fast.
       $0.retry = RetryMiddleware(policy: RetryPolicy(baseDelay: .milliseconds(200)))

@@ -27,7 +27,7 @@ struct ChainDescriptionTests {
       lines == [
         "1. HeadersMiddleware(defaults: User-Agent, Accept, X-API-Key; providers: X-Device-ID)",
         "2. AuthMiddleware(provider: CountingTokens; at most 3 refreshes per 60 s)",
-        "3. RequestIDMiddleware(traceparent; X-Request-ID: off)",
+        "3. RequestIDMiddleware(traceparent: on, X-Request-ID: off)",
         "4. RetryMiddleware(3 attempts; backoff 500 ms × 2, full jitter, cap 30 s; Retry-After "
           + "up to 60 s; statuses 408, 429, 500, 502, 503, 504; budget 20 % of requests, at "
           + "least 10, per 10 s)",

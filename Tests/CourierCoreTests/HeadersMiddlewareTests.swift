@@ -153,6 +153,44 @@ struct HeadersMiddlewareTests {
     #expect(error?.debugDescription.contains("request id: \(id)") == true)
   }
 
+  @Test("with sendsTraceparent off the id is recorded, the same across retries, and not sent")
+  func recordedOnly() async throws {
+    struct Twice: Middleware {
+      func intercept(_ request: Request, next: Next) async throws -> Response {
+        _ = try? await next(request)
+        return try await next(request)
+      }
+    }
+    let stub = StubTransport(fallback: .status(500))
+    let client = stubClient(
+      stub, middleware: [RequestIDMiddleware(sendsTraceparent: false), Twice()])
+    let error = await courierError { try await client.send(Endpoint<Void>(.get, "a")) }
+    let attempts = stub.requests
+    try #require(attempts.count == 2)
+    #expect(attempts.allSatisfy { $0.headers[.traceparent] == nil })
+    let context = try #require(attempts[0].attributes[RequestIDAttribute.self])
+    #expect(attempts[1].attributes[RequestIDAttribute.self] == context)
+    #expect(error?.debugDescription.contains("request id: \(context.traceID)") == true)
+
+    // X-Request-ID is independent of it.
+    let echo = Next { request in Response(status: 204, request: request) }
+    let withHeader = try await RequestIDMiddleware(sendsTraceparent: false, requestIDHeader: true)
+      .intercept(Request(url: testBase), next: echo).request
+    #expect(withHeader.headers[.traceparent] == nil)
+    #expect(
+      withHeader.headers[.requestID] == withHeader.attributes[RequestIDAttribute.self]?.traceID)
+    #expect(withHeader.headers[.requestID] != nil)
+
+    // A caller's own traceparent goes as it is, and its trace is the one recorded.
+    let incoming = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    var request = Request(url: testBase)
+    try request.headers.set(.traceparent, incoming)
+    let sent = try await RequestIDMiddleware(sendsTraceparent: false)
+      .intercept(request, next: echo).request
+    #expect(sent.headers[.traceparent] == incoming)
+    #expect(sent.attributes[RequestIDAttribute.self] == TraceContext(traceparent: incoming))
+  }
+
   @Test("an incoming traceparent is continued with a new parent id; a bad one is replaced")
   func continuesTrace() async throws {
     let incoming = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"

@@ -140,7 +140,22 @@ struct StandardClientTests {
     #expect(response.response.headers[.contentEncoding] == nil)
     let first = try await server.takeRequest()
     #expect(first.header("user-agent") == HeadersMiddleware.userAgent)
-    #expect(first.header("traceparent") != nil)
+    // The preset records a trace id for its log lines but sends none until asked.
+    #expect(first.header("traceparent") == nil)
     #expect(sink.text.contains("503"))
+    let id = try #require(response.response.request.attributes[RequestIDAttribute.self])
+    #expect(sink.text.contains(id.traceID))
+
+    #expect(try await server.takeRequest().header("traceparent") == nil)  // the retry
+
+    let sending = Client.standard(baseURL: server.baseURL, transport: transport) {
+      $0.requestID?.sendsTraceparent = true
+    }
+    server.enqueue(.text("plain"))
+    let sent = try await sending.send(Request(url: server.url("/traced")))
+    let header = try #require(try await server.takeRequest().header("traceparent"))
+    #expect(
+      TraceContext(traceparent: header)?.traceID
+        == sent.request.attributes[RequestIDAttribute.self]?.traceID)
   }
 }

@@ -1,28 +1,44 @@
 import Synchronization
 
-/// Gives each logical request a W3C Trace Context id (`traceparent`, and optionally
-/// `X-Request-ID`), the same across its retries and unique across requests, so client and
-/// server logs join up.
+/// Gives each logical request a W3C Trace Context id, the same across its retries and unique
+/// across requests, and sends it as `traceparent` (and optionally `X-Request-ID`), so client
+/// and server logs join up.
 ///
-/// The id is stored in the request's ``RequestIDAttribute`` as well as sent: logging prints it,
-/// and ``CourierError/debugDescription`` names it. Place this middleware outside
+/// The id is stored in the request's ``RequestIDAttribute``: logging prints it, and
+/// ``CourierError/debugDescription`` names it. Place this middleware outside
 /// `RetryMiddleware` so every attempt of one request carries the same id.
 ///
 /// A request that already carries a valid `traceparent` (an incoming trace your service
 /// continues) keeps its trace id; this middleware gives it a new parent (span) id. Set the
 /// header yourself, or the ``RequestIDAttribute``, to continue a trace.
 ///
+/// With ``sendsTraceparent`` off the id is only recorded: log lines and errors of one request
+/// still share it, and nothing new goes on the wire (a `traceparent` the caller set goes as
+/// it is). `Client.standard` starts that way, as AsyncHTTPClient, Alamofire and OkHttp send no
+/// trace header unless asked; turn it on where your servers read the header:
+///
 /// ```swift
 /// let client = Client(
 ///   baseURL: base, transport: URLSessionTransport(),
 ///   middleware: [RequestIDMiddleware(requestIDHeader: true)])
+///
+/// let standard = Client.standard(baseURL: base) { $0.requestID?.sendsTraceparent = true }
 /// ```
 public struct RequestIDMiddleware: Middleware {
+  /// Whether to send the id as a W3C `traceparent` header. Default `true` here, `false` in
+  /// `Client.standard`'s preset.
+  public var sendsTraceparent: Bool
   /// Whether to send `X-Request-ID: <trace id>` as well. Default `false`.
   public var requestIDHeader: Bool
 
   /// Creates the middleware.
-  public init(requestIDHeader: Bool = false) {
+  ///
+  /// - Parameters:
+  ///   - sendsTraceparent: Send the id as `traceparent`; when `false` it is only recorded in
+  ///     ``RequestIDAttribute`` for logs and errors. Default `true`.
+  ///   - requestIDHeader: Send `X-Request-ID: <trace id>` as well. Default `false`.
+  public init(sendsTraceparent: Bool = true, requestIDHeader: Bool = false) {
+    self.sendsTraceparent = sendsTraceparent
     self.requestIDHeader = requestIDHeader
   }
 
@@ -36,10 +52,17 @@ public struct RequestIDMiddleware: Middleware {
     let incoming =
       request.attributes[RequestIDAttribute.self]
       ?? request.headers[.traceparent].flatMap(TraceContext.init(traceparent:))
-    let context = incoming?.child() ?? TraceContext.random()
+    let context: TraceContext
+    if sendsTraceparent {
+      // A new span for this hop, announced to the server.
+      context = incoming?.child() ?? TraceContext.random()
+      // Formatted here from hex digits and dashes: nothing to check.
+      request.headers.set(.traceparent, trustedValue: context.traceparent)
+    } else {
+      // Recorded only: no new span, and the request's headers are left as they are.
+      context = incoming ?? TraceContext.random()
+    }
     request.attributes[RequestIDAttribute.self] = context
-    // Formatted here from hex digits and dashes: nothing to check.
-    request.headers.set(.traceparent, trustedValue: context.traceparent)
     if requestIDHeader, !request.headers.contains(.requestID) {
       try request.headers.set(.requestID, context.traceID)
     }
@@ -200,8 +223,9 @@ public enum TraceIDGenerator {
 }
 
 extension RequestIDMiddleware: CustomStringConvertible {
-  /// `RequestIDMiddleware(traceparent; X-Request-ID: off)`.
+  /// `RequestIDMiddleware(traceparent: on, X-Request-ID: off)`.
   public var description: String {
-    "RequestIDMiddleware(traceparent; X-Request-ID: \(requestIDHeader ? "on" : "off"))"
+    "RequestIDMiddleware(traceparent: \(sendsTraceparent ? "on" : "off"), "
+      + "X-Request-ID: \(requestIDHeader ? "on" : "off"))"
   }
 }
