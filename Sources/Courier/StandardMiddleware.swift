@@ -58,7 +58,12 @@ public struct StandardMiddleware: Sendable {
   public var reachability: ReachabilityMiddleware? = SharedPathMonitor.system.map {
     ReachabilityMiddleware(monitor: $0)
   }
-  /// Default: 30 s per attempt, 60 s overall.
+  /// Default: 30 s per attempt, 60 s overall. Over a transport that enforces
+  /// ``Request/timeout`` itself (`Transport.enforcesRequestTimeout`, as `CurlTransport` does),
+  /// `Client.standard` leaves the limit to it (``TimeoutMiddleware/Enforcement/transport``,
+  /// no timer armed), unless ``perAttempt`` is not empty: a middleware of yours there could
+  /// wait where no transport can stop it, so Courier's timer is used. An `enforcement` you set
+  /// yourself is kept.
   public var timeout: TimeoutMiddleware? = TimeoutMiddleware()
   /// Your middleware, run for every attempt (inside retry and timeout), in order. Default:
   /// none.
@@ -143,6 +148,12 @@ extension Client {
     // Accept-Encoding; `configure` may still turn gzip's back on.
     standard.gzip?.addsAcceptEncoding = !transport.requestsCompressedResponses
     configure(&standard)
+    // A transport that ends requests at their timeout itself needs no timer beside it, unless
+    // a middleware of yours runs in between.
+    if standard.timeout?.enforcement == .automatic {
+      standard.timeout?.enforcement =
+        transport.enforcesRequestTimeout && standard.perAttempt.isEmpty ? .transport : .courier
+    }
     return Client(
       baseURL: baseURL, transport: transport, middleware: standard.middleware,
       pipeline: pipeline, encoder: encoder, decoder: decoder, reasons: reasons, locale: locale)

@@ -1,6 +1,7 @@
 import CourierCore
 import CourierTesting
 import Foundation
+import Synchronization
 import Testing
 
 @Suite("TimeoutMiddleware", .timeLimit(.minutes(5)))
@@ -123,5 +124,106 @@ struct TimeoutRelabelTests {
     let error = await failure(.cancelled)
     #expect(error?.kind == .timedOut)
     #expect(error?.debugDescription.contains("per-attempt timeout of 30") == true)
+  }
+}
+
+/// A transport that says it enforces ``Request/timeout`` and, instead of sending, fails with
+/// kind `timedOut` after `after` of real time, as libcurl does when its limit passes.
+private struct TimesOutTransport: Transport {
+  let after: Duration
+  var enforcesRequestTimeout: Bool { true }
+
+  func send(_ request: Request) async throws -> Response {
+    if after > .zero { try await Task.sleep(for: after) }
+    throw CourierError(
+      kind: .timedOut, debugMessage: "Connection timed out after 10001 milliseconds",
+      request: request, attempts: 1, stage: "transport")
+  }
+}
+
+/// Records, per request, the cancellation token in force and the transport timeout it sees.
+private final class TokenProbe: Middleware {
+  let seen = Mutex<[(token: RequestCancellation?, timeout: Duration?)]>([])
+
+  func intercept(_ request: Request, next: Next) async throws -> Response {
+    seen.withLock { $0.append((RequestCancellation.current, request.timeout)) }
+    return try await next(request)
+  }
+}
+
+@Suite("TimeoutMiddleware: the limit left to the transport", .timeLimit(.minutes(5)))
+struct TimeoutEnforcementTests {
+  @Test("with .transport no timer token is set and the transport gets the limit itself")
+  func noTimer() async throws {
+    for enforcement in [TimeoutMiddleware.Enforcement.transport, .courier, .automatic] {
+      let outer = TokenProbe()
+      let inner = TokenProbe()
+      var timeout = TimeoutMiddleware(attempt: .seconds(30), overall: nil)
+      timeout.enforcement = enforcement
+      let client = stubClient(
+        StubTransport(fallback: .status(204)), middleware: [outer, timeout, inner])
+      try await client.send(Endpoint<Void>(.get, "a"))
+      let before = try #require(outer.seen.withLock { $0.first })
+      let after = try #require(inner.seen.withLock { $0.first })
+      if enforcement == .transport {
+        #expect(after.token === before.token, "no token of its own: nothing for a timer")
+        #expect(after.timeout == .seconds(30), "the limit itself, no backstop")
+      } else {
+        #expect(after.token != nil && after.token !== before.token)
+        #expect(after.timeout == .seconds(31), "the limit plus the backstop")
+      }
+    }
+  }
+
+  @Test("the transport's timedOut at the limit names the limit; an earlier one keeps its text")
+  func relabelling() async throws {
+    var timeout = TimeoutMiddleware(attempt: .milliseconds(5), overall: nil)
+    timeout.enforcement = .transport
+    let late = await courierError {
+      try await Client(
+        baseURL: testBase, transport: TimesOutTransport(after: .milliseconds(20)),
+        middleware: [timeout]
+      ).send(Endpoint<Void>(.get, "x"))
+    }
+    #expect(late?.kind == .timedOut)
+    #expect(
+      late?.debugDescription.contains("the per-attempt timeout of 0.005 seconds fired") == true)
+
+    // A connect timeout of the transport's own, long before the attempt's limit.
+    timeout.attemptTimeout = .seconds(30)
+    let early = await courierError {
+      try await Client(
+        baseURL: testBase, transport: TimesOutTransport(after: .zero), middleware: [timeout]
+      ).send(Endpoint<Void>(.get, "x"))
+    }
+    #expect(early?.kind == .timedOut)
+    #expect(early?.debugDescription.contains("after 10001 milliseconds") == true)
+    #expect(early?.debugDescription.contains("per-attempt timeout") == false)
+  }
+
+  @Test("under an injected clock Courier's timer ends the attempt even with .transport")
+  func injectedClock() async throws {
+    let clock = TestClock()
+    let stub = StubTransport(fallback: .never)
+    var timeout = TimeoutMiddleware(attempt: .seconds(30), overall: nil, clock: clock)
+    timeout.enforcement = .transport
+    let client = stubClient(stub, middleware: [timeout])
+    let task = Task { try await client.send(Endpoint<Void>(.get, "slow")) }
+    await clock.waitForSleepers(1)
+    clock.advance(by: .seconds(30))
+    let error = await courierError { try await task.linkedValue }
+    #expect(error?.kind == .timedOut)
+    #expect(stub.requests.first?.timeout == .seconds(31))
+  }
+
+  @Test("the description says who enforces the limit")
+  func description() {
+    var timeout = TimeoutMiddleware()
+    #expect(timeout.description == "TimeoutMiddleware(attempt 30 s; overall 60 s)")
+    timeout.enforcement = .transport
+    #expect(
+      timeout.description
+        == "TimeoutMiddleware(attempt 30 s; overall 60 s; enforced by the transport)")
+    #expect("\(TimeoutMiddleware.Enforcement.automatic)" == "automatic")
   }
 }

@@ -254,6 +254,53 @@ struct CurlTransportTests {
     #expect(ContinuousClock.now - started >= .milliseconds(200))
   }
 
+  @Test(
+    "Client.standard leaves the limit to libcurl: a hang ends as the preset's timedOut, queued requests too, on no reused connection"
+  )
+  func presetLeavesLimitToLibcurl() async throws {
+    var configuration = CurlTransport.Configuration.standard
+    configuration.maximumConnectionsPerHost = 1
+    let fixture = try CurlFixture(configuration)
+    defer { fixture.shutdown() }
+    let client = Client.standard(
+      baseURL: fixture.server.baseURL, transport: fixture.transport, locale: "en"
+    ) {
+      $0.retry = nil
+      $0.timeout = TimeoutMiddleware(attempt: .milliseconds(300), overall: nil)
+    }
+    #expect(client.chainDescription.contains("enforced by the transport"))
+    fixture.server.setDispatcher { request in
+      request.path.hasSuffix("hang") ? MockResponse(fault: .hang) : .text("ok")
+    }
+    // Three at once over one connection: two wait in libcurl for it, with their limit running.
+    let started = ContinuousClock.now
+    let errors = await withTaskGroup(of: CourierError?.self) { group in
+      for index in 0..<3 {
+        group.addTask {
+          await courierError { try await client.send(Endpoint<Data>(.get, "\(index)/hang")) }
+        }
+      }
+      return await group.reduce(into: []) { $0.append($1) }
+    }
+    #expect(errors.count == 3)
+    for error in errors {
+      #expect(error?.kind == .timedOut)
+      #expect(
+        error?.debugDescription.contains("the per-attempt timeout of 0.3 seconds fired") == true,
+        "\(String(describing: error))")
+    }
+    #expect(ContinuousClock.now - started >= .milliseconds(300))
+    let ok = try await client.send(Endpoint<Data>(.get, "after"))
+    #expect(String(decoding: ok, as: UTF8.self) == "ok")
+    var connections: [Int] = []
+    for _ in 0..<fixture.server.requestCount {
+      connections.append(try await fixture.server.takeRequest().connectionIndex)
+    }
+    #expect(
+      Set(connections).count == connections.count,
+      "a timed-out connection was used again: \(connections)")
+  }
+
   @Test("a cancelled transfer's connection is closed")
   func cancellationClosesConnection() async throws {
     // In a child process, whose sockets can be counted without other suites' noise.

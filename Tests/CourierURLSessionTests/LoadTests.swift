@@ -108,7 +108,10 @@ struct LoadTests {
       (transport as? CurlTransport)?.shutdown()
     }
     let name = curl ? "libcurl" : "URLSession"
-    let client = Client.standard(baseURL: server.baseURL, transport: transport)
+    // The trace id each request sends is echoed back, so crossed responses show.
+    let client = Client.standard(baseURL: server.baseURL, transport: transport) {
+      $0.requestID?.sendsTraceparent = true
+    }
     var figures: [(descriptors: Int, residentKiB: Int, seconds: Double)] = []
     // Round 0 warms up (connections, allocator arenas, the transport's tables) and is not
     // counted: flat means flat after the first burst.

@@ -39,6 +39,52 @@ struct StandardClientTests {
     #expect(client.chainDescription.contains("TimeoutMiddleware(attempt 30 s; overall 60 s)"))
   }
 
+  @Test("over a transport that enforces Request.timeout the preset leaves the limit to it")
+  func timeoutEnforcement() async throws {
+    struct Enforcing: Transport, CustomStringConvertible {
+      let stub = StubTransport(fallback: .status(204))
+      var enforcesRequestTimeout: Bool { true }
+      var description: String { "Enforcing" }
+      func send(_ request: Request) async throws -> Response { try await stub.send(request) }
+    }
+    struct Mine: Middleware {
+      func intercept(_ request: Request, next: Next) async throws -> Response {
+        try await next(request)
+      }
+    }
+    let byTransport = "; enforced by the transport)"
+    let enforcing = Enforcing()
+    let client = Client.standard(transport: enforcing)
+    #expect(
+      client.chainDescription.contains("TimeoutMiddleware(attempt 30 s; overall 60 s" + byTransport)
+    )
+    _ = try await client.send(Request(url: URL(string: "http://127.0.0.1:1/a")!))
+    #expect(enforcing.stub.requests.first?.timeout == .seconds(30), "the limit, no backstop")
+    // A replaced timeout is left to the transport too.
+    let replaced = Client.standard(transport: enforcing) {
+      $0.timeout = TimeoutMiddleware(attempt: .seconds(5), overall: nil)
+    }
+    #expect(
+      replaced.chainDescription.contains(
+        "TimeoutMiddleware(attempt 5 s; overall none" + byTransport))
+    // Courier's timer where a middleware of yours runs in between, where you ask for it, and
+    // over a transport that does not enforce the limit.
+    let clients = [
+      Client.standard(transport: enforcing) { $0.perAttempt = [Mine()] },
+      Client.standard(transport: enforcing) { $0.timeout?.enforcement = .courier },
+      Client.standard(transport: StubTransport()),
+    ]
+    for other in clients {
+      #expect(other.chainDescription.contains("TimeoutMiddleware(attempt 30 s; overall 60 s)\n"))
+    }
+    let session = URLSessionTransport()
+    let curl = CurlTransport()
+    #expect(session.enforcesRequestTimeout == false)
+    #expect(curl.enforcesRequestTimeout)
+    session.shutdown()
+    curl.shutdown()
+  }
+
   @Test("members can be replaced or removed, and your middleware goes where you say")
   func configure() throws {
     struct Signing: Middleware, CustomStringConvertible {

@@ -55,6 +55,16 @@ public protocol Transport: Sendable {
   /// (one header line less per request). URLSession is such a transport: on Linux its libcurl
   /// asks for `deflate, gzip, br, zstd` on every request.
   var requestsCompressedResponses: Bool { get }
+
+  /// Whether the transport ends a request at ``Request/timeout`` by itself: the whole attempt,
+  /// counted from the call of ``send(_:)``, failing with ``CourierError/Kind/timedOut`` and
+  /// closing its connection. Default `false`.
+  ///
+  /// `Client.standard` then leaves each attempt's limit to the transport
+  /// (`TimeoutMiddleware.Enforcement.transport`) instead of arming Courier's timer. `CurlTransport`
+  /// is such a transport (libcurl's `CURLOPT_TIMEOUT_MS`); URLSession on Linux is not: it
+  /// enforces only an idle timeout.
+  var enforcesRequestTimeout: Bool { get }
 }
 
 extension Transport {
@@ -64,4 +74,7 @@ extension Transport {
 
   /// `false`: the transport sends the headers it is given and leaves bodies as they come.
   public var requestsCompressedResponses: Bool { false }
+
+  /// `false`: `TimeoutMiddleware`'s own timer ends attempts at their limit.
+  public var enforcesRequestTimeout: Bool { false }
 }
