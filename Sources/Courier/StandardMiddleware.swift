@@ -59,8 +59,8 @@ public struct StandardMiddleware: Sendable {
     ReachabilityMiddleware(monitor: $0)
   }
   /// Default: 30 s per attempt, 60 s overall. Over a transport that enforces
-  /// ``Request/timeout`` itself (`Transport.enforcesRequestTimeout`, as `CurlTransport` does),
-  /// `Client.standard` leaves the limit to it (``TimeoutMiddleware/Enforcement/transport``,
+  /// `Request.timeout` itself (`Transport.enforcesRequestTimeout`, as `CurlTransport` does),
+  /// `Client.standard` leaves the limit to it (`TimeoutMiddleware.Enforcement.transport`,
   /// no timer armed), unless ``perAttempt`` is not empty: a middleware of yours there could
   /// wait where no transport can stop it, so Courier's timer is used. An `enforcement` you set
   /// yourself is kept.
