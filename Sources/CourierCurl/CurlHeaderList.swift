@@ -1,4 +1,5 @@
 import CCourierCurl
+import CourierCore
 
 #if canImport(Glibc)
   import Glibc
@@ -15,7 +16,9 @@ import CCourierCurl
 /// node of its own): 8 of the 10 allocations the standard preset adds to a request end to end.
 /// Here a line that the last transfer sent at the same place reuses that transfer's node after
 /// one `strcmp`; other lines get new nodes, and the last list's nodes that were not reused are
-/// freed when the new list is finished.
+/// freed when the new list is finished. A transfer whose headers are the very fields the last
+/// list was built from (the same array storage, as every request of a client gets its
+/// default headers when it has none of its own) takes that list as it is, without building.
 ///
 /// Every node is libcurl's (made by `curl_slist_append`) and freed by `curl_slist_free_all`
 /// one at a time, unlinked first; each node is in exactly one of the two arrays at any time.
@@ -30,8 +33,28 @@ final class CurlHeaderList {
   /// The last list's nodes while a new list is built; `nil` where a node was taken over.
   @exclusivity(unchecked) private var previous: [UnsafeMutablePointer<curl_slist>?] = []
 
-  /// Starts a new list; the last one's nodes stay available to ``append(_:)`` until ``finish()``.
+  /// The fields the finished list was built from, with what else went in (``finish(from:extras:)``);
+  /// `nil` while a list is being built. Holding the array keeps its storage alive, so another
+  /// array at the same address is this one.
+  @exclusivity(unchecked) private var builtFrom: (fields: [HTTPHeaders.Field], extras: Int)?
+
+  /// The finished list, when it was built from `fields` themselves (the same storage) with
+  /// the same `extras`; `nil` otherwise, and for an empty list.
+  func reusable(for fields: [HTTPHeaders.Field], extras: Int) -> UnsafeMutablePointer<curl_slist>? {
+    guard let built = builtFrom, built.extras == extras, let first = nodes.first else {
+      return nil
+    }
+    let same = built.fields.withUnsafeBufferPointer { old in
+      fields.withUnsafeBufferPointer { new in
+        old.baseAddress == new.baseAddress && old.count == new.count
+      }
+    }
+    return same ? first : nil
+  }
+
+  /// Starts a new list; the last one's nodes stay available to ``append(_:)`` until ``finish(from:extras:)``.
   func begin() {
+    builtFrom = nil
     // A build that never finished (its transfer failed to configure) leaves nodes behind.
     freeUnused()
     previous.append(contentsOf: nodes.lazy.map { Optional($0) })
@@ -56,8 +79,9 @@ final class CurlHeaderList {
 
   /// Links the new list, frees the last list's nodes it did not take over, and returns its
   /// head (`nil` when it has no line).
-  func finish() -> UnsafeMutablePointer<curl_slist>? {
+  func finish(from fields: [HTTPHeaders.Field], extras: Int) -> UnsafeMutablePointer<curl_slist>? {
     freeUnused()
+    builtFrom = (fields, extras)
     for index in nodes.indices {
       nodes[index].pointee.next = index + 1 < nodes.count ? nodes[index + 1] : nil
     }

@@ -317,8 +317,14 @@ final class CurlTransfer {
     // of each name (length, first and last byte, case folded) before it compares bytes: with
     // 8 fields the byte-by-byte comparisons of every pair cost about 2 µs a request, and the
     // copies of each field (two string retains and releases) another 1.5 µs.
-    handle.headerList.begin()
     let fields = headers.fieldList
+    // What goes in besides the fields (which decide the rest: Expect, Content-Type).
+    let extras = (hasBody ? 1 : 0) | (suppressesAcceptEncoding ? 2 : 0)
+    if let head = handle.headerList.reusable(for: fields, extras: extras) {
+      try set(CURLOPT_HTTPHEADER, pointer: UnsafeRawPointer(head))
+      return
+    }
+    handle.headerList.begin()
     try fields.withUnsafeBufferPointer { fields throws(CourierError) in
       try withUnsafeTemporaryAllocation(of: Int.self, capacity: fields.count) {
         keys throws(CourierError) in
@@ -361,7 +367,7 @@ final class CurlTransfer {
     if hasBody, !headers.contains(.contentType) { try appendHeaderLine("Content-Type:") }
     // "Name:" removes libcurl's own field: the one CURLOPT_ACCEPT_ENCODING would add.
     if suppressesAcceptEncoding { try appendHeaderLine("Accept-Encoding:") }
-    if let head = handle.headerList.finish() {
+    if let head = handle.headerList.finish(from: fields, extras: extras) {
       try set(CURLOPT_HTTPHEADER, pointer: UnsafeRawPointer(head))
     }
   }

@@ -371,7 +371,7 @@ struct CurlTransportTests {
       list.begin()
       for line in lines { #expect(line.withCString { list.append($0) }) }
       var sent: [String] = []
-      var node = list.finish()
+      var node = list.finish(from: [], extras: 0)
       while let current = node {
         sent.append(try #require(current.pointee.data.map { String(cString: $0) }))
         node = current.pointee.next
@@ -387,6 +387,31 @@ struct CurlTransportTests {
     list.begin()
     _ = "X: 1".withCString { list.append($0) }
     #expect(try build(["X: 1", "Y: 2"]) == ["X: 1", "Y: 2"])
+  }
+
+  @Test("a list is taken as it is only for the very fields it was built from, with the same extras")
+  func headerListReuseByStorage() throws {
+    let list = CurlHeaderList()
+    var headers = HTTPHeaders()
+    try headers.set("X-A", "1")
+    let fields = headers.fieldList
+    #expect(list.reusable(for: fields, extras: 0) == nil, "nothing built yet")
+    list.begin()
+    #expect("X-A: 1".withCString { list.append($0) })
+    let head = list.finish(from: fields, extras: 0)
+    #expect(head != nil)
+    #expect(list.reusable(for: headers.fieldList, extras: 0) == head, "the same storage")
+    #expect(list.reusable(for: fields, extras: 1) == nil, "other extras")
+    // Equal fields in other storage, and changed fields, are built again.
+    var copy = HTTPHeaders()
+    try copy.set("X-A", "1")
+    #expect(list.reusable(for: copy.fieldList, extras: 0) == nil)
+    var changed = headers
+    try changed.set("X-A", "2")
+    #expect(list.reusable(for: changed.fieldList, extras: 0) == nil)
+    // A build in progress, or one that never finished, is never taken.
+    list.begin()
+    #expect(list.reusable(for: fields, extras: 0) == nil)
   }
 
   @Test("requests on one kept handle send exactly their own header lines")
@@ -407,6 +432,36 @@ struct CurlTransportTests {
       #expect(custom.map(\.name) == headers.map(\.0) && custom.map(\.value) == headers.map(\.1))
     }
     #expect(fixture.transport.openedConnections == 1)
+  }
+
+  @Test("one shared default header list, sent again and again between others: always right")
+  func sharedHeaderListAcrossRequests() async throws {
+    let fixture = try CurlFixture()
+    defer { fixture.shutdown() }
+    var defaults = HTTPHeaders()
+    try defaults.set("X-Default", "d")
+    let client = Client(
+      baseURL: fixture.server.baseURL, transport: fixture.transport,
+      middleware: [HeadersMiddleware(defaults: defaults)])
+    fixture.server.setDispatcher { _ in MockResponse(status: 204) }
+    // (method, a header of the request's own, a body)
+    let steps: [(HTTPMethod, String?, Bool)] = [
+      (.get, nil, false), (.get, nil, false), (.post, nil, true), (.get, nil, false),
+      (.get, "mine", false), (.get, nil, false), (.post, nil, false), (.get, nil, false),
+    ]
+    for (method, own, body) in steps {
+      var endpoint = Endpoint<Void>(method, "h")
+      if let own { endpoint = endpoint.header("X-Own", own) }
+      if body { endpoint = endpoint.body(Data("b".utf8), contentType: "text/plain") }
+      try await client.send(endpoint)
+      let recorded = try await fixture.server.takeRequest()
+      #expect(recorded.method == method.rawValue)
+      #expect(recorded.header("X-Default") == "d")
+      #expect(recorded.header("X-Own") == own)
+      #expect(recorded.header("Content-Type") == (body ? "text/plain" : nil))
+      #expect(recorded.header("Expect") == nil)
+      #expect(recorded.body == (body ? Data("b".utf8) : Data()))
+    }
   }
 
   @Test(
