@@ -78,4 +78,16 @@ struct DurationNanosecondsTests {
     #expect(Duration.seconds(Int64.max).clampedNanoseconds == Int64.max)
     #expect(Duration.seconds(Int64.min).clampedNanoseconds == Int64.min)
   }
+
+  @Test("seconds as a Double, for short durations and for ones past Int64 nanoseconds")
+  func inSeconds() {
+    #expect(Duration.milliseconds(1500).inSeconds == 1.5)
+    #expect(Duration.seconds(31).inSeconds == 31)
+    #expect(Duration.nanoseconds(-250_000_000).inSeconds == -0.25)
+    #expect(Duration.zero.inSeconds == 0)
+    // Past the nanoseconds Int64 holds (292 years): from the attoseconds, not clamped.
+    #expect(Duration.seconds(Int64.max).inSeconds == Double(Int64.max))
+    #expect((Duration.seconds(Int64.max) * 3).inSeconds == Double(Int64.max) * 3)
+    #expect(Duration.seconds(Int64.min).inSeconds == Double(Int64.min))
+  }
 }
