@@ -495,9 +495,9 @@ enum EndToEndBenchmark {
         plain(URLSession(configuration: .ephemeral))
       ),
       (
-        "Client.standard: the six standard middleware, default URLSessionTransport",
+        "Client.standard: the six standard middleware on URLSessionTransport",
         {
-          [standard = Client.standard(baseURL: server.baseURL)] in
+          [standard = Client.standard(baseURL: server.baseURL, transport: URLSessionTransport())] in
           _ = try await standard.send(endpoint)
         }
       ),

@@ -29,7 +29,8 @@ struct PrintMiddleware: Middleware {
 
 func quickStart(baseURL: URL) async {
   // One client for every endpoint: base URL, response rules, and the standard middleware
-  // (headers, request id, retry, reachability, timeout, logging, gzip) over URLSession.
+  // (headers, request id, retry, reachability, timeout, logging, gzip) over the platform's
+  // transport (CurlTransport on Linux).
   let client = Client.standard(
     baseURL: baseURL,
     pipeline: .envelope(.codeZero)  // {"code": 0, "msg": "...", "data": {...}}

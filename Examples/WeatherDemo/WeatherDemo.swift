@@ -17,8 +17,9 @@ import Synchronization
 /// `User-Agent`, and fails the first request for Shanghai with `503`, so the retry shows.
 /// `--base-url URL` points the demo at a real server with the same shape (OpenWeatherMap's
 /// `weather?q=<city>`; add `--api-key KEY` for its `appid`), and `--lang zh-Hans` prints
-/// reasons in Simplified Chinese. `--transport curl` sends with `CurlTransport` (libcurl's
-/// multi interface) instead of `URLSessionTransport`: the output is the same.
+/// reasons in Simplified Chinese. It sends with the preset's own default transport
+/// (`Client.standardTransport()`: `CurlTransport` on Linux, `URLSessionTransport` elsewhere);
+/// `--transport urlsession` or `--transport curl` picks one: the output is the same.
 @main
 struct WeatherDemo {
   static func main() async {
@@ -232,7 +233,8 @@ struct Options {
       --lang LOCALE    language of error reasons (default: from the environment)
       --verbose        log one line per attempt to standard error
       --chain          print the client's middleware chain before the requests
-      --transport NAME urlsession (URLSessionTransport, the default) or curl (CurlTransport)
+      --transport NAME curl (CurlTransport) or urlsession (URLSessionTransport); default:
+                       Client.standard's (curl on Linux, urlsession elsewhere)
     """
 
   var baseURL: URL?
@@ -241,12 +243,19 @@ struct Options {
   var verbose = false
   var chain = false
   var help = false
-  var transport = TransportChoice.urlsession
+  var transport = TransportChoice.standard
 
   /// The transport the demo sends with.
   enum TransportChoice: String {
     case urlsession
     case curl
+
+    /// The kind `Client.standardTransport()` makes on this platform.
+    #if canImport(FoundationNetworking)
+      static let standard = TransportChoice.curl
+    #else
+      static let standard = TransportChoice.urlsession
+    #endif
 
     func make() -> any Transport {
       switch self {

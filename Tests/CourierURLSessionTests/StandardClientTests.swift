@@ -204,4 +204,44 @@ struct StandardClientTests {
       TraceContext(traceparent: header)?.traceID
         == sent.request.attributes[RequestIDAttribute.self]?.traceID)
   }
+
+  @Test(
+    "with no transport given: CurlTransport on Linux, which reports a cut head that would stop the process under URLSession",
+    .timeLimit(.minutes(1)))
+  func defaultTransport() async throws {
+    #if canImport(FoundationNetworking)
+      #expect(Client.standardTransport() is CurlTransport)
+    #else
+      #expect(Client.standardTransport() is URLSessionTransport)
+    #endif
+    let server = try MockServer()
+    defer { server.shutdown() }
+    let client = Client.standard(baseURL: server.baseURL) {
+      $0.retry = nil
+      $0.timeout = TimeoutMiddleware(attempt: .seconds(5))
+    }
+    let expected = String(describing: type(of: Client.standardTransport())) + "("
+    #expect(client.chainDescription.split(separator: "\n").last?.contains(expected) == true)
+
+    // Gzip asks for compression over libcurl, and decodes it once.
+    let json = Data(#"{"name":"Li"}"#.utf8)
+    server.enqueue(
+      MockResponse(status: 200, body: try GzipCompressor.compress(json, format: .gzip))
+        .addingHeader("Content-Encoding", "gzip"))
+    let response = try await client.send(Request(url: server.url("/me")))
+    #expect(response.body == json)
+    #expect(response.headers[.contentEncoding] == nil)
+    #expect(try await server.takeRequest().header("Accept-Encoding") != nil)
+
+    #if canImport(FoundationNetworking)
+      // FoundationNetworking's fatalError ("Transfer completed, but there's no response"):
+      // over the default transport it is an error a caller can catch.
+      #expect(client.chainDescription.contains("; enforced by the transport)"))
+      server.enqueue(MockResponse(body: Data("{}".utf8), fault: .closeBeforeHeadEnds))
+      let error = await #expect(throws: CourierError.self) {
+        _ = try await client.send(Request(url: server.url("/cut")))
+      }
+      #expect(error?.kind == .connectionLost)
+    #endif
+  }
 }
