@@ -670,15 +670,19 @@ struct Profile: Codable, Sendable, Equatable {
 }
 
 /// Five transports that send, keep connections alive, cancel and time out, then shut down (with
-/// a request in flight or not), and one shut down by being dropped: descriptors and threads
-/// must be back where they started.
+/// a request in flight or not), one shut down by being dropped, and 50 dropped clients of
+/// `Client.standard`'s default transport: descriptors and threads must be back where they
+/// started.
 private func resourcesScenario() async throws {
   let file = FileManager.default.temporaryDirectory.appendingPathComponent(
     "courier-curl-\(UUID().uuidString).bin")
   try Data(count: 100_000).write(to: file)
   defer { try? FileManager.default.removeItem(at: file) }
   // One round first, for what the process keeps once: libcurl's global state, the
-  // cooperative pool's threads, the timerfd Dispatch opens for its first timer.
+  // cooperative pool's threads, the timerfd Dispatch opens for its first timer. And the
+  // process's path monitor, which Client.standard's reachability starts on first use (its
+  // netlink socket and thread, one per process).
+  _ = SharedPathMonitor.system
   do {
     let server = try MockServer()
     try await resourcesRound(0, server: server, file: file)
@@ -695,6 +699,12 @@ private func resourcesScenario() async throws {
     let transport = CurlTransport()
     let client = Client(baseURL: server.baseURL, transport: transport)
     #expect(try await client.send(Endpoint<String>(.get, "dropped")) == "ok")
+  }
+  // Client.standard's own CurlTransport (Linux), a client made and dropped for each request,
+  // as a careless caller would: each one's thread and connection go with it.
+  for index in 0..<50 {
+    let client = Client.standard(baseURL: server.baseURL)
+    #expect(try await client.send(Endpoint<String>(.get, "standard/\(index)")) == "ok")
   }
   server.shutdown()
   let after = processResources()
