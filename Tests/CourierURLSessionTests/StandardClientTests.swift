@@ -14,6 +14,18 @@ struct StandardClientTests {
     }
   }
 
+  /// Sends through `client` to `server`, which answers with a gzip body: it must arrive
+  /// decoded, once, without its `Content-Encoding`.
+  static func expectGzipDecodedOnce(_ client: Client, server: MockServer) async throws {
+    let json = Data(#"{"name":"Li"}"#.utf8)
+    server.enqueue(
+      MockResponse(status: 200, body: try GzipCompressor.compress(json, format: .gzip))
+        .addingHeader("Content-Encoding", "gzip"))
+    let response = try await client.send(Request(url: server.url("/me")))
+    #expect(response.body == json)
+    #expect(response.headers[.contentEncoding] == nil)
+  }
+
   @Test("the default chain: headers, request id, retry, reachability, timeout, logging, gzip")
   func defaultOrder() {
     let client = Client.standard(transport: StubTransport())
@@ -141,12 +153,7 @@ struct StandardClientTests {
     let client = Client.standard(baseURL: server.baseURL, transport: transport)
     #expect(client.chainDescription.contains("Accept-Encoding: the transport's)"))
     #expect(!client.chainDescription.contains("defaults: User-Agent, Accept, Accept-Encoding"))
-    let json = Data(#"{"name":"Li"}"#.utf8)
-    server.enqueue(
-      MockResponse(status: 200, body: try GzipCompressor.compress(json, format: .gzip))
-        .addingHeader("Content-Encoding", "gzip"))
-    let response = try await client.send(Request(url: server.url("/me")))
-    #expect(response.body == json)
+    try await Self.expectGzipDecodedOnce(client, server: server)
     let own = try #require(try await server.takeRequest().header("Accept-Encoding"))
     #expect(own != GzipMiddleware.acceptEncoding)
     #expect(own.contains("gzip"))
@@ -224,13 +231,7 @@ struct StandardClientTests {
     #expect(client.chainDescription.split(separator: "\n").last?.contains(expected) == true)
 
     // Gzip asks for compression over libcurl, and decodes it once.
-    let json = Data(#"{"name":"Li"}"#.utf8)
-    server.enqueue(
-      MockResponse(status: 200, body: try GzipCompressor.compress(json, format: .gzip))
-        .addingHeader("Content-Encoding", "gzip"))
-    let response = try await client.send(Request(url: server.url("/me")))
-    #expect(response.body == json)
-    #expect(response.headers[.contentEncoding] == nil)
+    try await Self.expectGzipDecodedOnce(client, server: server)
     #expect(try await server.takeRequest().header("Accept-Encoding") != nil)
 
     #if canImport(FoundationNetworking)
