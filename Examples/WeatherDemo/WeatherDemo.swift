@@ -54,14 +54,16 @@ struct WeatherDemo {
     }
     defer { server?.shutdown() }
 
-    let transport = options.transport.make()
-    defer { options.transport.shutDown(transport) }
+    // No --transport: the preset's own default, whatever this platform's is.
+    let transport = options.transport?.make() ?? Client.standardTransport()
+    defer { Options.TransportChoice.shutDown(transport) }
     let client = WeatherClient(
       baseURL: baseURL, transport: transport, locale: options.language, apiKey: options.apiKey,
       verbose: options.verbose)
     print(
       "Courier weather demo: \(server == nil ? "server" : "embedded server") \(baseURL.absoluteString),"
-        + " language \(client.locale), transport \(options.transport.rawValue)")
+        + " language \(client.locale), transport \(Options.TransportChoice(of: transport).rawValue)"
+    )
     if options.chain {
       print("Chain, outermost first:")
       for line in client.client.chainDescription.split(separator: "\n") { print("  \(line)") }
@@ -243,19 +245,18 @@ struct Options {
   var verbose = false
   var chain = false
   var help = false
-  var transport = TransportChoice.standard
+  /// `nil`: `Client.standardTransport()`.
+  var transport: TransportChoice?
 
   /// The transport the demo sends with.
   enum TransportChoice: String {
     case urlsession
     case curl
 
-    /// The kind `Client.standardTransport()` makes on this platform.
-    #if canImport(FoundationNetworking)
-      static let standard = TransportChoice.curl
-    #else
-      static let standard = TransportChoice.urlsession
-    #endif
+    /// The name of the kind `transport` is.
+    init(of transport: any Transport) {
+      self = transport is CurlTransport ? .curl : .urlsession
+    }
 
     func make() -> any Transport {
       switch self {
@@ -264,7 +265,7 @@ struct Options {
       }
     }
 
-    func shutDown(_ transport: any Transport) {
+    static func shutDown(_ transport: any Transport) {
       (transport as? URLSessionTransport)?.shutdown()
       (transport as? CurlTransport)?.shutdown()
     }
