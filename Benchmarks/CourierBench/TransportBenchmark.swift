@@ -82,14 +82,18 @@ enum TransportBenchmark {
     }
     print("### Transports: GET + decode of a \(EndToEndBenchmark.body.utf8.count)-byte JSON body\n")
     print("Server: \(server.description)\n")
+    // COURIER_BENCH_TRANSPORT_TABLE=1 or =16: that table alone, without the preset's.
+    let onlyTable = ProcessInfo.processInfo.environment["COURIER_BENCH_TRANSPORT_TABLE"]
+      .flatMap { Int($0) }
     for (title, concurrency, rounds) in [
       ("one request at a time", 1, sequentialRounds), ("16 requests at once", 16, concurrentRounds),
-    ] {
+    ] where onlyTable == nil || onlyTable == concurrency {
       let rows = makeRows(rowNames, server: server, connections: concurrency == 1 ? nil : 16)
       try await measure(
         rows.rows, title: title, concurrency: concurrency, rounds: rounds, server: server)
       rows.shutdown()
     }
+    if onlyTable != nil { return }
     try await PresetBenchmark.run(server: server, quick: sequentialRounds < 150)
   }
 
@@ -169,34 +173,55 @@ enum TransportBenchmark {
   static func measure(
     _ rows: [Row], title: String, concurrency: Int, rounds: Int, server: BenchServer
   ) async throws {
-    // Requests per task in a round of 16 at once: 40, so a round (~45 ms for CurlTransport)
-    // is long against its drain — the time between the first task finishing and the last,
-    // when fewer than 16 are in flight, printed below. With 10 per task (the earlier rounds,
-    // ~13 ms), the drain was about 10 % of each CurlTransport round, against 3 % with 40.
-    // COURIER_BENCH_PER_TASK changes it.
-    let perWorker =
-      concurrency == 1
-      ? 20
-      : ProcessInfo.processInfo.environment["COURIER_BENCH_PER_TASK"].flatMap { Int($0) } ?? 40
-    let requestsPerRound = concurrency * perWorker
-    /// Runs one round of `row`; returns the share of its time after the first task finished.
-    func round(_ row: Row) async throws -> Double {
+    // A round of 16 at once lasts the same time for every row (200 ms of sending,
+    // COURIER_BENCH_ROUND_MS): each task sends until the round's deadline, and the round ends
+    // when the last request under way has its answer, so all 16 are in flight for the whole
+    // round but one request's latency at its end. The goal is a rate *at* 16
+    // concurrent. Rounds of a fixed 40 requests per task (the design before, still there with
+    // COURIER_BENCH_PER_TASK=40) lasted about 190 ms for plain URLSession but 25 ms for
+    // CurlTransport, whose rounds then had fewer than 16 in flight for 6–9 % of their time
+    // (from the first task finishing to the last, printed below): the faster the row, the
+    // more of it was drain. 200 ms is about as long as URLSession's rounds were.
+    let environment = ProcessInfo.processInfo.environment
+    let perWorker: Int? =
+      concurrency == 1 ? 20 : environment["COURIER_BENCH_PER_TASK"].flatMap { Int($0) }
+    let roundTime = Duration.milliseconds(
+      environment["COURIER_BENCH_ROUND_MS"].flatMap { Int($0) } ?? 200)
+    /// Runs one round of `row`; returns how many requests it sent and the share of its time
+    /// after the first task finished.
+    func round(_ row: Row) async throws -> (requests: Int, drain: Double) {
       let start = ContinuousClock.now
-      if concurrency == 1 {
+      if concurrency == 1, let perWorker {
         for _ in 0..<perWorker { try await row.send() }
-        return 0
+        return (perWorker, 0)
       }
-      return try await withThrowingTaskGroup(of: ContinuousClock.Instant.self) { group in
+      let deadline = start + roundTime
+      return try await withThrowingTaskGroup(of: (Int, ContinuousClock.Instant).self) { group in
         for _ in 0..<concurrency {
           group.addTask {
-            for _ in 0..<perWorker { try await row.send() }
-            return ContinuousClock.now
+            var sent = 0
+            if let perWorker {
+              for _ in 0..<perWorker { try await row.send() }
+              sent = perWorker
+            } else {
+              repeat {
+                try await row.send()
+                sent += 1
+              } while ContinuousClock.now < deadline
+            }
+            return (sent, ContinuousClock.now)
           }
         }
+        var requests = 0
         var ends: [ContinuousClock.Instant] = []
-        for try await end in group { ends.append(end) }
-        guard let first = ends.min(), let last = ends.max(), last > start else { return 0 }
-        return Measure.nanoseconds(last - first) / Measure.nanoseconds(last - start)
+        for try await (sent, end) in group {
+          requests += sent
+          ends.append(end)
+        }
+        guard let first = ends.min(), let last = ends.max(), last > start else {
+          return (requests, 0)
+        }
+        return (requests, Measure.nanoseconds(last - first) / Measure.nanoseconds(last - start))
       }
     }
     let connectionsBefore = server.connectionCounts()
@@ -210,13 +235,16 @@ enum TransportBenchmark {
     var clientCPU = Array(repeating: 0.0, count: rows.count)
     var serverCPU = Array(repeating: 0.0, count: rows.count)
     var drains = Array(repeating: [Double](), count: rows.count)
+    var requestCounts = Array(repeating: 0, count: rows.count)
     for index in 0..<rounds {
       for offset in 0..<rows.count {
         let row = (index + offset) % rows.count
         let serverBefore = server.serverCPUNanoseconds()
         let cpuBefore = Measure.processCPUTime()
         let start = ContinuousClock.now
-        drains[row].append(try await round(rows[row]))
+        let (requests, drain) = try await round(rows[row])
+        drains[row].append(drain)
+        requestCounts[row] += requests
         let elapsed = Measure.nanoseconds(ContinuousClock.now - start)
         let used = Measure.processCPUTime() - cpuBefore
         if let serverBefore, let serverAfter = server.serverCPUNanoseconds() {
@@ -224,17 +252,20 @@ enum TransportBenchmark {
         }
         clientCPU[row] += used
         totals[row] += elapsed
-        rates[row].append(Double(requestsPerRound) * 1e9 / elapsed)
-        cpu[row].append(used / Double(requestsPerRound) / 1000)
+        rates[row].append(Double(requests) * 1e9 / elapsed)
+        cpu[row].append(used / Double(requests) / 1000)
       }
     }
     let connectionsAfter = server.connectionCounts()
+    let roundText =
+      perWorker.map { "\(concurrency * $0) requests" }
+      ?? "\(Measure.format(Measure.nanoseconds(roundTime) / 1e6)) ms of sending"
     print(
-      "#### \(title) (\(rounds) rotating rounds x \(requestsPerRound) requests"
+      "#### \(title) (\(rounds) rotating rounds x \(roundText)"
         + (concurrency == 1 ? ")\n" : ", \(concurrency) tasks, 16 connections allowed)\n"))
     print("| client | req/s | median round req/s | ratio to row 1 | CPU µs/request | connections |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
-    let overall = totals.map { Double(rounds * requestsPerRound) * 1e9 / $0 }
+    let overall = zip(requestCounts, totals).map { Double($0) * 1e9 / $1 }
     for (index, row) in rows.enumerated() {
       let connections = connectionsAfter[index] - connectionsBefore[index]
       print(
@@ -274,7 +305,7 @@ enum TransportBenchmark {
     // together, against every core for the rounds' wall time. Near 1, the row is bound by the
     // machine, not by either side alone.
     let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
-    let requests = Double(rounds * requestsPerRound)
+    let requests = Double(requestCounts[2])
     let serverShare =
       server.serverCPUNanoseconds() == nil
       ? ""
@@ -289,7 +320,10 @@ enum TransportBenchmark {
       print(
         "CurlTransport's rounds: fewer than \(concurrency) in flight (after the first task "
           + "finished) for \(Measure.format(Measure.median(drains[2]) * 100)) % of a round "
-          + "(median); \(perWorker) requests per task  ")
+          + "(median); "
+          + (perWorker.map { "\($0) requests per task" }
+            ?? "each task sends until the round's deadline")
+          + "  ")
     }
     print(serverShare.isEmpty ? "" : serverShare + "\n")
   }
