@@ -187,30 +187,29 @@ enum TransportBenchmark {
       concurrency == 1 ? 20 : environment["COURIER_BENCH_PER_TASK"].flatMap { Int($0) }
     let roundTime = Duration.milliseconds(
       environment["COURIER_BENCH_ROUND_MS"].flatMap { Int($0) } ?? 200)
+    /// Sends `row`'s requests one after another: `perWorker` of them, or without it until
+    /// `deadline`; returns how many it sent.
+    @Sendable func stream(_ row: Row, until deadline: ContinuousClock.Instant) async throws -> Int {
+      if let perWorker {
+        for _ in 0..<perWorker { try await row.send() }
+        return perWorker
+      }
+      var sent = 0
+      repeat {
+        try await row.send()
+        sent += 1
+      } while ContinuousClock.now < deadline
+      return sent
+    }
     /// Runs one round of `row`; returns how many requests it sent and the share of its time
     /// after the first task finished.
     func round(_ row: Row) async throws -> (requests: Int, drain: Double) {
       let start = ContinuousClock.now
-      if concurrency == 1, let perWorker {
-        for _ in 0..<perWorker { try await row.send() }
-        return (perWorker, 0)
-      }
       let deadline = start + roundTime
+      if concurrency == 1 { return (try await stream(row, until: deadline), 0) }
       return try await withThrowingTaskGroup(of: (Int, ContinuousClock.Instant).self) { group in
         for _ in 0..<concurrency {
-          group.addTask {
-            var sent = 0
-            if let perWorker {
-              for _ in 0..<perWorker { try await row.send() }
-              sent = perWorker
-            } else {
-              repeat {
-                try await row.send()
-                sent += 1
-              } while ContinuousClock.now < deadline
-            }
-            return (sent, ContinuousClock.now)
-          }
+          group.addTask { (try await stream(row, until: deadline), ContinuousClock.now) }
         }
         var requests = 0
         var ends: [ContinuousClock.Instant] = []
