@@ -47,6 +47,18 @@ final class CurlSocketInterest {
   /// When libcurl wants `curl_multi_socket_action(CURL_SOCKET_TIMEOUT)` called, in
   /// milliseconds of the monotonic clock; `nil` when it has no timeout pending.
   private(set) var deadline: Int64?
+  /// Whether a descriptor number is open now; `fcntl(F_GETFD)` unless a test gives another.
+  private let isOpen: (Int32) -> Bool
+
+  /// An empty set that asks `isOpen` whether a descriptor `poll` called invalid is open now.
+  init(isOpen: @escaping (Int32) -> Bool = CurlSocketInterest.isOpenDescriptor) {
+    self.isOpen = isOpen
+  }
+
+  /// Whether `descriptor` is open in this process now.
+  static func isOpenDescriptor(_ descriptor: Int32) -> Bool {
+    fcntl(descriptor, F_GETFD) != -1
+  }
 
   /// Makes this object the multi handle's socket and timer callbacks' target; it must
   /// outlive the multi handle's last call (its cleanup included).
@@ -112,7 +124,7 @@ final class CurlSocketInterest {
     // passing the error on failed its transfer ("select/poll returned error", libcurl error
     // 55; seen once in the conformance suite's cancellations). It stays watched, so the next
     // `poll` looks at it.
-    if revents & Int16(POLLNVAL) != 0, fcntl(socket, F_GETFD) != -1 { return nil }
+    if revents & Int16(POLLNVAL) != 0, isOpen(socket) { return nil }
     let revents = Int32(revents)
     var events: Int32 = 0
     if revents & Int32(POLLIN | POLLHUP) != 0 { events |= courier_curl_cselect_in }
