@@ -44,6 +44,13 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
     /// The last challenge was declined: the task ends cancelled, and the `401` it had
     /// already received is the attempt's answer.
     var declinedChallenge = false
+    /// Bytes of a file body URLSession has taken, as its last `didSendBodyData` said.
+    var fileSent: Int64 = 0
+    /// The timer that checks a file body's length while it is sent (``watchFile(_:expected:task:)``).
+    var fileWatch: (any DispatchSourceTimer)?
+    /// The file body is no longer being sent: all taken, answered, ended or failed. A shorter
+    /// file no longer matters, and no watch starts.
+    var uploadEnded = false
   }
 
   /// The request as sent (with `Range` when a download resumes).
@@ -90,14 +97,21 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
   /// The hop the transport must send itself (a body URLSession would not send again), if
   /// the last task ended on one; the observer is then ready for that hop's task.
   func takePendingRedirect() -> Request? {
-    state.withLock { state in
-      guard let next = state.pendingRedirect, state.failure == nil else { return nil }
+    let (next, watch) = state.withLock { state -> (Request?, (any DispatchSourceTimer)?) in
+      guard let next = state.pendingRedirect, state.failure == nil else { return (nil, nil) }
       state.pendingRedirect = nil
       state.response = nil
       state.buffer = Data()
       state.received = 0
-      return next
+      // The hop's task sends the file again, from its start, with a watch of its own.
+      let watch = state.fileWatch
+      state.fileWatch = nil
+      state.fileSent = 0
+      state.uploadEnded = false
+      return (next, watch)
     }
+    watch?.cancel()
+    return next
   }
 
   /// Bytes of body received so far.
@@ -194,32 +208,80 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
 
   // MARK: - Body
 
+  /// How often a file body's length is checked while URLSession sends it: every 100 ms.
+  static let fileCheckInterval = DispatchTimeInterval.milliseconds(100)
+
   /// Fails the attempt when the file body is now shorter than the length URLSession took when
   /// the task started (and sent as `Content-Length`). URLSession would send what is left and
-  /// end the upload short, and the server would wait for the rest until a timeout; this
-  /// check, at each piece sent, catches the cut while the upload is still moving.
-  private func checkLength(of file: URL, sent: Int64, expected: Int64, task: URLSessionTask) {
+  /// end the upload short, and the server would wait for the rest until a timeout.
+  ///
+  /// Checked at each piece URLSession takes, and by a timer (``watchFile(_:expected:task:)``):
+  /// URLSession reads the file ahead of libcurl, and when a read ahead meets the new end of
+  /// the file it ends the upload without taking another piece, so no callback would come
+  /// (seen in one of eight runs of the full suite: the request waited for its 20 s timeout).
+  private func checkLength(of file: URL, expected: Int64, task: URLSessionTask) {
     var info = stat()
     guard stat(file.path, &info) == 0, Int64(info.st_size) < expected else { return }
     let failed = state.withLock { state -> Bool in
-      guard state.failure == nil else { return false }
+      guard state.failure == nil, !state.uploadEnded else { return false }
       state.failure = CourierError(
         kind: .invalidRequest,
         debugMessage: "the file body was cut short while it was sent: it had \(expected) bytes "
           + "when the request started (its Content-Length), and has \(info.st_size) now, with "
-          + "\(sent) sent; the task was cancelled",
+          + "\(state.fileSent) sent; the task was cancelled",
         request: request, attempts: 1, stage: "transport")
       return true
     }
-    if failed { Self.cancel(task, on: controlQueue) }
+    if failed {
+      endUpload()
+      Self.cancel(task, on: controlQueue)
+    }
+  }
+
+  /// Starts the timer that checks the file body's length every ``fileCheckInterval`` on the
+  /// control queue, until ``endUpload()``; once per task.
+  private func watchFile(_ file: URL, expected: Int64, task: URLSessionTask) {
+    let timer = state.withLock { state -> (any DispatchSourceTimer)? in
+      guard state.fileWatch == nil, !state.uploadEnded, state.failure == nil else { return nil }
+      let timer = DispatchSource.makeTimerSource(queue: controlQueue)
+      state.fileWatch = timer
+      return timer
+    }
+    guard let timer else { return }
+    // Weak: the timer lives in this observer's state, and must not keep the task alive.
+    timer.setEventHandler { [weak self, weak task] in
+      guard let self, let task else { return }
+      self.checkLength(of: file, expected: expected, task: task)
+    }
+    timer.schedule(
+      deadline: .now() + Self.fileCheckInterval, repeating: Self.fileCheckInterval,
+      leeway: .milliseconds(20))
+    timer.resume()
+  }
+
+  /// The file body is no longer being sent: stops its watch. The transport calls it when the
+  /// attempt ends, whatever way it ends.
+  func endUpload() {
+    let timer = state.withLock { state -> (any DispatchSourceTimer)? in
+      state.uploadEnded = true
+      defer { state.fileWatch = nil }
+      return state.fileWatch
+    }
+    timer?.cancel()
   }
 
   func urlSession(
     _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
     totalBytesSent: Int64, totalBytesExpectedToSend: Int64
   ) {
-    if let file = request.body.fileURL, totalBytesSent < totalBytesExpectedToSend {
-      checkLength(of: file, sent: totalBytesSent, expected: totalBytesExpectedToSend, task: task)
+    if let file = request.body.fileURL {
+      state.withLock { $0.fileSent = totalBytesSent }
+      if totalBytesSent < totalBytesExpectedToSend {
+        checkLength(of: file, expected: totalBytesExpectedToSend, task: task)
+        watchFile(file, expected: totalBytesExpectedToSend, task: task)
+      } else {
+        endUpload()
+      }
     }
     guard let uploadProgress else { return }
     state.withLock { $0.bodySent = max($0.bodySent, totalBytesSent) }
@@ -232,6 +294,8 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
     _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
     completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
   ) {
+    // The server has answered: a file body cut short now changes nothing.
+    if request.body.fileURL != nil { endUpload() }
     let http = response as? HTTPURLResponse
     let request = request
     let stop = state.withLock { state -> Bool in
@@ -340,6 +404,7 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
     _ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?
   ) {
     // Only streaming tasks get here: URLSession resumes `data(for:)` itself.
+    if request.body.fileURL != nil { endUpload() }
     let resumed = state.withLock {
       state -> (
         CheckedContinuation<(Data, HTTPURLResponse), any Error>,

@@ -292,6 +292,8 @@ public struct URLSessionTransport: Transport {
         0, request.attributes[ResponseBodyLimitAttribute.self] ?? maximumResponseBodySize),
       policy: request.attributes[RedirectPolicyAttribute.self] ?? redirectPolicy,
       destination: request.attributes[DownloadAttribute.self], controlQueue: controlQueue)
+    // However the attempt ends, a file body's length watch ends with it.
+    defer { if request.body.fileURL != nil { observer.endUpload() } }
     let sent = observer.request
     var urlRequest = Self.urlRequest(for: sent)
     try lifecycle.begin(request)

@@ -361,6 +361,93 @@ struct TransportHardeningTests {
     }
   #endif
 
+  // MARK: A file body cut short
+
+  /// The case the conformance suite's upload meets only by chance (one in eight runs
+  /// of the full suite): URLSession's read ahead meets the file's new end and it ends the
+  /// upload without taking another piece, so no `didSendBodyData` says the file is shorter.
+  /// Here the last callback comes while the file is whole, and nothing after it: the watch
+  /// alone must find the cut.
+  @Test("a file cut short after URLSession's last piece is found by the watch, not a timeout")
+  func fileCutAfterLastPiece() async throws {
+    let file = FileManager.default.temporaryDirectory
+      .appendingPathComponent("courier-watch-\(UUID().uuidString).bin")
+    try Data(count: 1_000).write(to: file)
+    defer { try? FileManager.default.removeItem(at: file) }
+    let url = try #require(URL(string: "http://127.0.0.1:9/upload"))
+    let request = Request(method: .post, url: url, body: .file(file))
+    let observer = AttemptObserver(
+      request: request, limit: 1 << 20, policy: .follow(), destination: nil,
+      controlQueue: DispatchQueue(label: "test"))
+    let session = URLSession(configuration: .ephemeral)
+    defer { session.invalidateAndCancel() }
+    // Never resumed, so the cancellation the watch asks for sends nothing.
+    let task = session.uploadTask(with: URLRequest(url: url), fromFile: file)
+
+    observer.urlSession(
+      session, task: task, didSendBodyData: 400, totalBytesSent: 400,
+      totalBytesExpectedToSend: 1_000)
+    #expect(observer.failure == nil)
+    #expect(observer.state.withLock { $0.fileWatch != nil })
+    let handle = try FileHandle(forWritingTo: file)
+    try handle.truncate(atOffset: 400)
+    try handle.close()
+    // The watch looks every 100 ms; no event says when it has looked. Look for at most 5 s.
+    for _ in 0..<500 where observer.failure == nil {
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    let failure = try #require(observer.failure)
+    #expect(failure.kind == .invalidRequest)
+    #expect(failure.debugMessage.contains("cut short while it was sent"))
+    #expect(failure.debugMessage.contains("it had 1000 bytes"))
+    #expect(failure.debugMessage.contains("has 400 now, with 400 sent"))
+    #expect(observer.state.withLock { $0.fileWatch == nil && $0.uploadEnded })
+  }
+
+  @Test("the watch stops when the whole file is taken, when the server answers, and at the end")
+  func fileWatchStops() throws {
+    let file = FileManager.default.temporaryDirectory
+      .appendingPathComponent("courier-watch-\(UUID().uuidString).bin")
+    try Data(count: 1_000).write(to: file)
+    defer { try? FileManager.default.removeItem(at: file) }
+    let url = try #require(URL(string: "http://127.0.0.1:9/upload"))
+    let request = Request(method: .post, url: url, body: .file(file))
+    let session = URLSession(configuration: .ephemeral)
+    defer { session.invalidateAndCancel() }
+    let task = session.uploadTask(with: URLRequest(url: url), fromFile: file)
+    func watched() -> AttemptObserver {
+      let observer = AttemptObserver(
+        request: request, limit: 1 << 20, policy: .follow(), destination: nil,
+        controlQueue: DispatchQueue(label: "test"))
+      observer.urlSession(
+        session, task: task, didSendBodyData: 400, totalBytesSent: 400,
+        totalBytesExpectedToSend: 1_000)
+      #expect(observer.state.withLock { $0.fileWatch != nil })
+      return observer
+    }
+    let whole = watched()
+    whole.urlSession(
+      session, task: task, didSendBodyData: 600, totalBytesSent: 1_000,
+      totalBytesExpectedToSend: 1_000)
+    #expect(whole.state.withLock { $0.fileWatch == nil && $0.uploadEnded })
+    // Ended, a watch does not start again, and a shorter file is no failure.
+    let handle = try FileHandle(forWritingTo: file)
+    try handle.truncate(atOffset: 10)
+    try handle.close()
+    whole.urlSession(
+      session, task: task, didSendBodyData: 0, totalBytesSent: 500,
+      totalBytesExpectedToSend: 1_000)
+    #expect(whole.failure == nil && whole.state.withLock { $0.fileWatch == nil })
+
+    try Data(count: 1_000).write(to: file)
+    let answered = watched()
+    answered.urlSession(session, task: task, didCompleteWithError: nil)
+    #expect(answered.state.withLock { $0.fileWatch == nil && $0.uploadEnded })
+    let ended = watched()
+    ended.endUpload()
+    #expect(ended.state.withLock { $0.fileWatch == nil && $0.uploadEnded })
+  }
+
   // MARK: What FoundationNetworking does to the process
 
   #if canImport(FoundationNetworking)
