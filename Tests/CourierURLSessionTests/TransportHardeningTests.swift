@@ -370,28 +370,11 @@ struct TransportHardeningTests {
   /// alone must find the cut.
   @Test("a file cut short after URLSession's last piece is found by the watch, not a timeout")
   func fileCutAfterLastPiece() async throws {
-    let file = FileManager.default.temporaryDirectory
-      .appendingPathComponent("courier-watch-\(UUID().uuidString).bin")
-    try Data(count: 1_000).write(to: file)
-    defer { try? FileManager.default.removeItem(at: file) }
-    let url = try #require(URL(string: "http://127.0.0.1:9/upload"))
-    let request = Request(method: .post, url: url, body: .file(file))
-    let observer = AttemptObserver(
-      request: request, limit: 1 << 20, policy: .follow(), destination: nil,
-      controlQueue: DispatchQueue(label: "test"))
-    let session = URLSession(configuration: .ephemeral)
-    defer { session.invalidateAndCancel() }
-    // Never resumed, so the cancellation the watch asks for sends nothing.
-    let task = session.uploadTask(with: URLRequest(url: url), fromFile: file)
-
-    observer.urlSession(
-      session, task: task, didSendBodyData: 400, totalBytesSent: 400,
-      totalBytesExpectedToSend: 1_000)
+    let upload = try WatchedUpload()
+    defer { upload.remove() }
+    let observer = upload.watched()
     #expect(observer.failure == nil)
-    #expect(observer.state.withLock { $0.fileWatch != nil })
-    let handle = try FileHandle(forWritingTo: file)
-    try handle.truncate(atOffset: 400)
-    try handle.close()
+    try upload.truncate(to: 400)
     // The watch looks every 100 ms; no event says when it has looked. Look for at most 5 s.
     for _ in 0..<500 where observer.failure == nil {
       try await Task.sleep(for: .milliseconds(10))
@@ -406,44 +389,25 @@ struct TransportHardeningTests {
 
   @Test("the watch stops when the whole file is taken, when the server answers, and at the end")
   func fileWatchStops() throws {
-    let file = FileManager.default.temporaryDirectory
-      .appendingPathComponent("courier-watch-\(UUID().uuidString).bin")
-    try Data(count: 1_000).write(to: file)
-    defer { try? FileManager.default.removeItem(at: file) }
-    let url = try #require(URL(string: "http://127.0.0.1:9/upload"))
-    let request = Request(method: .post, url: url, body: .file(file))
-    let session = URLSession(configuration: .ephemeral)
-    defer { session.invalidateAndCancel() }
-    let task = session.uploadTask(with: URLRequest(url: url), fromFile: file)
-    func watched() -> AttemptObserver {
-      let observer = AttemptObserver(
-        request: request, limit: 1 << 20, policy: .follow(), destination: nil,
-        controlQueue: DispatchQueue(label: "test"))
-      observer.urlSession(
-        session, task: task, didSendBodyData: 400, totalBytesSent: 400,
-        totalBytesExpectedToSend: 1_000)
-      #expect(observer.state.withLock { $0.fileWatch != nil })
-      return observer
-    }
-    let whole = watched()
+    let upload = try WatchedUpload()
+    defer { upload.remove() }
+    let whole = upload.watched()
     whole.urlSession(
-      session, task: task, didSendBodyData: 600, totalBytesSent: 1_000,
+      upload.session, task: upload.task, didSendBodyData: 600, totalBytesSent: 1_000,
       totalBytesExpectedToSend: 1_000)
     #expect(whole.state.withLock { $0.fileWatch == nil && $0.uploadEnded })
     // Ended, a watch does not start again, and a shorter file is no failure.
-    let handle = try FileHandle(forWritingTo: file)
-    try handle.truncate(atOffset: 10)
-    try handle.close()
+    try upload.truncate(to: 10)
     whole.urlSession(
-      session, task: task, didSendBodyData: 0, totalBytesSent: 500,
+      upload.session, task: upload.task, didSendBodyData: 0, totalBytesSent: 500,
       totalBytesExpectedToSend: 1_000)
     #expect(whole.failure == nil && whole.state.withLock { $0.fileWatch == nil })
 
-    try Data(count: 1_000).write(to: file)
-    let answered = watched()
-    answered.urlSession(session, task: task, didCompleteWithError: nil)
+    try Data(count: 1_000).write(to: upload.file)
+    let answered = upload.watched()
+    answered.urlSession(upload.session, task: upload.task, didCompleteWithError: nil)
     #expect(answered.state.withLock { $0.fileWatch == nil && $0.uploadEnded })
-    let ended = watched()
+    let ended = upload.watched()
     ended.endUpload()
     #expect(ended.state.withLock { $0.fileWatch == nil && $0.uploadEnded })
   }
@@ -500,5 +464,48 @@ struct TransportHardeningTests {
     #expect(refused?.kind == .invalidRequest)
     let (data, _) = try await URLSession.shared.data(for: URLRequest(url: server.url("shared")))
     #expect(String(decoding: data, as: UTF8.self) == "still works")
+  }
+}
+
+/// A 1,000-byte file body and an upload task for it that is never resumed, so the
+/// cancellation a watch asks for sends nothing: the file-watch tests drive an
+/// ``AttemptObserver`` by hand.
+private struct WatchedUpload {
+  let file = FileManager.default.temporaryDirectory
+    .appendingPathComponent("courier-watch-\(UUID().uuidString).bin")
+  let request: Request
+  let session = URLSession(configuration: .ephemeral)
+  let task: URLSessionUploadTask
+
+  init() throws {
+    try Data(count: 1_000).write(to: file)
+    let url = try #require(URL(string: "http://127.0.0.1:9/upload"))
+    request = Request(method: .post, url: url, body: .file(file))
+    task = session.uploadTask(with: URLRequest(url: url), fromFile: file)
+  }
+
+  /// An observer of the upload told that URLSession took the first 400 bytes: its watch runs.
+  func watched() -> AttemptObserver {
+    let observer = AttemptObserver(
+      request: request, limit: 1 << 20, policy: .follow(), destination: nil,
+      controlQueue: DispatchQueue(label: "test"))
+    observer.urlSession(
+      session, task: task, didSendBodyData: 400, totalBytesSent: 400,
+      totalBytesExpectedToSend: 1_000)
+    #expect(observer.state.withLock { $0.fileWatch != nil })
+    return observer
+  }
+
+  /// Cuts the file to `length` bytes.
+  func truncate(to length: UInt64) throws {
+    let handle = try FileHandle(forWritingTo: file)
+    try handle.truncate(atOffset: length)
+    try handle.close()
+  }
+
+  /// Ends the session and removes the file.
+  func remove() {
+    session.invalidateAndCancel()
+    try? FileManager.default.removeItem(at: file)
   }
 }
