@@ -46,7 +46,8 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
     var declinedChallenge = false
     /// Bytes of a file body URLSession has taken, as its last `didSendBodyData` said.
     var fileSent: Int64 = 0
-    /// The timer that checks a file body's length while it is sent (``watchFile(_:expected:task:)``).
+    /// The timer that checks a file body's length while it is sent
+    /// (``watchFile(_:sent:expected:task:)``).
     var fileWatch: (any DispatchSourceTimer)?
     /// The file body is no longer being sent: all taken, answered, ended or failed. A shorter
     /// file no longer matters, and no watch starts.
@@ -215,7 +216,7 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
   /// the task started (and sent as `Content-Length`). URLSession would send what is left and
   /// end the upload short, and the server would wait for the rest until a timeout.
   ///
-  /// Checked at each piece URLSession takes, and by a timer (``watchFile(_:expected:task:)``):
+  /// Checked at each piece URLSession takes, and by a timer (``watchFile(_:sent:expected:task:)``):
   /// URLSession reads the file ahead of libcurl, and when a read ahead meets the new end of
   /// the file it ends the upload without taking another piece, so no callback would come
   /// (seen in one of eight runs of the full suite: the request waited for its 20 s timeout).
@@ -238,10 +239,12 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
     }
   }
 
-  /// Starts the timer that checks the file body's length every ``fileCheckInterval`` on the
-  /// control queue, until ``endUpload()``; once per task.
-  private func watchFile(_ file: URL, expected: Int64, task: URLSessionTask) {
+  /// Records that URLSession has taken `sent` bytes of the file body, and on the first piece
+  /// starts the timer that checks the file's length every ``fileCheckInterval`` on the
+  /// control queue, until ``endUpload()``.
+  private func watchFile(_ file: URL, sent: Int64, expected: Int64, task: URLSessionTask) {
     let timer = state.withLock { state -> (any DispatchSourceTimer)? in
+      state.fileSent = sent
       guard state.fileWatch == nil, !state.uploadEnded, state.failure == nil else { return nil }
       let timer = DispatchSource.makeTimerSource(queue: controlQueue)
       state.fileWatch = timer
@@ -260,8 +263,9 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
   }
 
   /// The file body is no longer being sent: stops its watch. The transport calls it when the
-  /// attempt ends, whatever way it ends.
+  /// attempt ends, whatever way it ends; without a file body it does nothing.
   func endUpload() {
+    guard request.body.fileURL != nil else { return }
     let timer = state.withLock { state -> (any DispatchSourceTimer)? in
       state.uploadEnded = true
       defer { state.fileWatch = nil }
@@ -275,10 +279,9 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
     totalBytesSent: Int64, totalBytesExpectedToSend: Int64
   ) {
     if let file = request.body.fileURL {
-      state.withLock { $0.fileSent = totalBytesSent }
       if totalBytesSent < totalBytesExpectedToSend {
+        watchFile(file, sent: totalBytesSent, expected: totalBytesExpectedToSend, task: task)
         checkLength(of: file, expected: totalBytesExpectedToSend, task: task)
-        watchFile(file, expected: totalBytesExpectedToSend, task: task)
       } else {
         endUpload()
       }
@@ -295,7 +298,7 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
     completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
   ) {
     // The server has answered: a file body cut short now changes nothing.
-    if request.body.fileURL != nil { endUpload() }
+    endUpload()
     let http = response as? HTTPURLResponse
     let request = request
     let stop = state.withLock { state -> Bool in
@@ -404,7 +407,7 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
     _ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?
   ) {
     // Only streaming tasks get here: URLSession resumes `data(for:)` itself.
-    if request.body.fileURL != nil { endUpload() }
+    endUpload()
     let resumed = state.withLock {
       state -> (
         CheckedContinuation<(Data, HTTPURLResponse), any Error>,

@@ -293,7 +293,7 @@ public struct URLSessionTransport: Transport {
       policy: request.attributes[RedirectPolicyAttribute.self] ?? redirectPolicy,
       destination: request.attributes[DownloadAttribute.self], controlQueue: controlQueue)
     // However the attempt ends, a file body's length watch ends with it.
-    defer { if request.body.fileURL != nil { observer.endUpload() } }
+    defer { observer.endUpload() }
     let sent = observer.request
     var urlRequest = Self.urlRequest(for: sent)
     try lifecycle.begin(request)
