@@ -50,12 +50,10 @@ let package = Package(
       dependencies: ["CourierCore"],
       swiftSettings: strictSettings
     ),
-    // libcurl's multi interface, with typed wrappers for its variadic functions.
-    .systemLibrary(
-      name: "CCourierCurl",
-      pkgConfig: "libcurl",
-      providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
-    ),
+    // libcurl, loaded at run time (dlopen of libcurl.so.4): Courier declares the part of
+    // libcurl's stable ABI it uses, so it builds without libcurl's development headers, and
+    // checks those declarations against <curl/curl.h> at compile time wherever it exists.
+    .target(name: "CCourierCurl"),
     .target(
       name: "CourierCurl",
       dependencies: ["CourierCore", "CCourierCurl"],

@@ -1,4 +1,4 @@
-import CCourierCurl
+internal import CCourierCurl
 
 /// A libcurl easy handle kept by a ``CurlLoopCore`` from one transfer to the next, with its
 /// error buffer and a note of what its options hold. Used only under the event loop's engine lock.
@@ -23,17 +23,17 @@ final class CurlEasyHandle {
   let headerList = CurlHeaderList()
 
   init?() {
-    guard let easy = curl_easy_init() else { return nil }
+    guard let easy = courier_curl_easy_init() else { return nil }
     self.easy = easy
-    errorBuffer = .allocate(capacity: Int(courier_curl_error_size))
-    errorBuffer.initialize(repeating: 0, count: Int(courier_curl_error_size))
+    errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
+    errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
   }
 
   /// Makes the handle ready for another transfer: resets it when its last transfer asked for
   /// that; otherwise only detaches the request-specific pointers it still holds.
   func prepareForReuse() {
     if needsReset {
-      curl_easy_reset(easy)
+      courier_curl_easy_reset(easy)
       isConfigured = false
       needsReset = false
     } else {
@@ -45,7 +45,7 @@ final class CurlEasyHandle {
   }
 
   deinit {
-    curl_easy_cleanup(easy)
+    courier_curl_easy_cleanup(easy)
     errorBuffer.deallocate()
   }
 }

@@ -1,4 +1,4 @@
-import CCourierCurl
+internal import CCourierCurl
 import CourierCore
 
 /// A libcurl failure: its `CURLcode`, libcurl's short text for the code and the detail libcurl
@@ -80,7 +80,7 @@ public enum CurlErrorMapping {
 
   /// libcurl's text for a `CURLcode` (`curl_easy_strerror`).
   public static func summary(forCode code: Int) -> String {
-    guard let text = curl_easy_strerror(CURLcode(UInt32(clamping: max(code, 0)))) else {
+    guard let text = courier_curl_easy_strerror(CURLcode(clamping: max(code, 0))) else {
       return "unknown error"
     }
     return String(cString: text)

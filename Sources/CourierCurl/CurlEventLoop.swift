@@ -1,4 +1,4 @@
-import CCourierCurl
+internal import CCourierCurl
 import CourierCore
 import Synchronization
 
@@ -7,10 +7,6 @@ import Synchronization
 #elseif canImport(Darwin)
   import Darwin
 #endif
-
-/// `curl_global_init` for the whole process, exactly once: a global constant is initialised
-/// lazily, on first use, under the runtime's `swift_once` — thread-safe, as libcurl requires.
-private let curlGlobalInitResult = Int(courier_curl_global_init().rawValue)
 
 /// One request on its way through a ``CurlEventLoop``: the request, the caller's continuation,
 /// and whether it was cancelled. Shared by the caller, the cancellation handler and the loop
@@ -170,7 +166,7 @@ final class CurlEventLoop: Sendable {
     mutating func runDueTimeout() {
       guard interest.takeDueTimeout() else { return }
       var running: Int32 = 0
-      _ = curl_multi_socket_action(multi, courier_curl_socket_timeout, 0, &running)
+      _ = courier_curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &running)
       core.collectFinished(into: &completions)
     }
   }
@@ -221,9 +217,9 @@ final class CurlEventLoop: Sendable {
     var engine: Engine?
     if !opened {
       state.startupFailure = "eventfd failed: \(String(cString: strerror(errno)))"
-    } else if curlGlobalInitResult != 0 {
-      state.startupFailure = "curl_global_init failed with \(curlGlobalInitResult)"
-    } else if let multi = curl_multi_init() {
+    } else if let failure = courier_curl_load_failure() {
+      state.startupFailure = "CurlTransport cannot start: " + String(cString: failure)
+    } else if let multi = courier_curl_multi_init() {
       // Clamped: `Int.max` overflowed `4 * perHost` below and crashed the process (found by a
       // caller-side probe); a host has at most 65,535 ports to be reached on anyway.
       let perHost = min(max(1, configuration.maximumConnectionsPerHost), 65_535)
@@ -260,7 +256,7 @@ final class CurlEventLoop: Sendable {
         state.running = false
       }
       self.engine.withLock { $0 = nil }
-      curl_multi_cleanup(engine.multi)
+      courier_curl_multi_cleanup(engine.multi)
       withExtendedLifetime(engine.interest) {}
       courier_wake_close(wakeReader, wakeWriter)
     }
@@ -451,7 +447,7 @@ final class CurlEventLoop: Sendable {
           engine!.core.shutDown(completions: &engine!.completions)
           swap(&completions, &engine!.completions)
           // libcurl's last socket callbacks, during the cleanup, still reach the interest.
-          curl_multi_cleanup(engine!.multi)
+          courier_curl_multi_cleanup(engine!.multi)
           withExtendedLifetime(engine!.interest) {}
           engine = nil
           return nil
@@ -485,7 +481,7 @@ final class CurlEventLoop: Sendable {
         var running: Int32 = 0
         for (socket, revents) in pollSet.ready {
           guard let events = engine!.interest.readiness(socket, revents: revents) else { continue }
-          _ = curl_multi_socket_action(engine!.multi, socket, events, &running)
+          _ = courier_curl_multi_socket_action(engine!.multi, socket, events, &running)
         }
         if !pollSet.ready.isEmpty { engine!.core.collectFinished(into: &engine!.completions) }
         swap(&completions, &engine!.completions)
@@ -558,13 +554,13 @@ final class CurlLoopCore {
       return
     }
     let easy = handle.easy
-    let added = curl_multi_add_handle(multi, easy)
+    let added = courier_curl_multi_add_handle(multi, easy)
     guard added == CURLM_OK else {
       transfer.release()
       handle.needsReset = true
       recycle(handle)
       completions.append(
-        (ticket, .failure(failure("curl_multi_add_handle failed: \(added.rawValue)", ticket))))
+        (ticket, .failure(failure("curl_multi_add_handle failed: \(added)", ticket))))
       return
     }
     byTicket[ObjectIdentifier(ticket)] = transfer
@@ -581,14 +577,14 @@ final class CurlLoopCore {
   /// Finishes every transfer libcurl reports done.
   func collectFinished(into completions: inout [Completion]) {
     var left: Int32 = 0
-    while let message = curl_multi_info_read(multi, &left) {
+    while let message = courier_curl_multi_info_read(multi, &left) {
       guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else {
         continue
       }
       let code = message.pointee.data.result
       guard let transfer = byHandle[easy] else {
         // Not ours (cannot happen): never leave a handle in the multi.
-        curl_multi_remove_handle(multi, easy)
+        courier_curl_multi_remove_handle(multi, easy)
         continue
       }
       byTicket[ObjectIdentifier(transfer.ticket)] = nil
@@ -612,7 +608,7 @@ final class CurlLoopCore {
     _ completions: inout [Completion]
   ) {
     byHandle[transfer.easy] = nil
-    curl_multi_remove_handle(multi, transfer.easy)
+    courier_curl_multi_remove_handle(multi, transfer.easy)
     connections.add(transfer.connectionsOpened())
     transfer.release()
     if case .failure = result { transfer.handle.needsReset = true }

@@ -1,4 +1,4 @@
-import CCourierCurl
+internal import CCourierCurl
 import CourierCore
 
 #if canImport(Glibc)
@@ -72,7 +72,7 @@ final class CurlHeaderList {
       nodes.append(node)
       return true
     }
-    guard let node = curl_slist_append(nil, line) else { return false }
+    guard let node = courier_curl_slist_append(nil, line) else { return false }
     nodes.append(node)
     return true
   }
@@ -100,7 +100,7 @@ final class CurlHeaderList {
 
   private static func free(_ node: UnsafeMutablePointer<curl_slist>) {
     node.pointee.next = nil
-    curl_slist_free_all(node)
+    courier_curl_slist_free_all(node)
   }
 
   deinit {

@@ -1,4 +1,4 @@
-import CCourierCurl
+internal import CCourierCurl
 
 #if canImport(Glibc)
   import Glibc
@@ -83,12 +83,12 @@ final class CurlSocketInterest {
   /// `CURLMOPT_SOCKETFUNCTION`: start, change or stop watching `socket`.
   func watch(_ socket: curl_socket_t, what: Int32) {
     var events = Int16(POLLIN)
-    if what == courier_curl_poll_remove {
+    if what == CURL_POLL_REMOVE {
       wanted[socket] = nil
     } else {
       events = 0
-      if what & courier_curl_poll_in != 0 { events |= Int16(POLLIN) }
-      if what & courier_curl_poll_out != 0 { events |= Int16(POLLOUT) }
+      if what & CURL_POLL_IN != 0 { events |= Int16(POLLIN) }
+      if what & CURL_POLL_OUT != 0 { events |= Int16(POLLOUT) }
       wanted[socket] = events
     }
     if watched[socket] != events {
@@ -127,9 +127,9 @@ final class CurlSocketInterest {
     if revents & Int16(POLLNVAL) != 0, isOpen(socket) { return nil }
     let revents = Int32(revents)
     var events: Int32 = 0
-    if revents & Int32(POLLIN | POLLHUP) != 0 { events |= courier_curl_cselect_in }
-    if revents & Int32(POLLOUT) != 0 { events |= courier_curl_cselect_out }
-    if revents & Int32(POLLERR | POLLNVAL) != 0 { events |= courier_curl_cselect_err }
+    if revents & Int32(POLLIN | POLLHUP) != 0 { events |= CURL_CSELECT_IN }
+    if revents & Int32(POLLOUT) != 0 { events |= CURL_CSELECT_OUT }
+    if revents & Int32(POLLERR | POLLNVAL) != 0 { events |= CURL_CSELECT_ERR }
     // A descriptor closed without libcurl saying so would make every poll return at once.
     if revents & Int32(POLLNVAL) != 0 { forget(socket) }
     return events

@@ -1,4 +1,4 @@
-import CCourierCurl
+internal import CCourierCurl
 import CourierCore
 import Foundation
 
@@ -128,7 +128,7 @@ final class CurlTransfer {
     }
     guard urlSet == CURLE_OK else {
       throw CurlErrorMapping.courierError(
-        code: Int(urlSet.rawValue), detail: "the URL was refused", request: request)
+        code: Int(urlSet), detail: "the URL was refused", request: request)
     }
     // Always set: a kept handle may hold the last request's timeout (0 is none).
     try set(CURLOPT_TIMEOUT_MS, request.timeout.map(Self.milliseconds) ?? 0)
@@ -244,7 +244,7 @@ final class CurlTransfer {
       try check(
         courier_curl_easy_setopt_read_callback(easy, CURLOPT_READFUNCTION) {
           buffer, size, count, context in
-          guard let buffer, let context else { return courier_curl_readfunc_abort }
+          guard let buffer, let context else { return CURL_READFUNC_ABORT }
           return Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
             .readFile(into: buffer, count: size * count)
         })
@@ -252,7 +252,7 @@ final class CurlTransfer {
       try check(
         courier_curl_easy_setopt_seek_callback(easy, CURLOPT_SEEKFUNCTION) {
           context, offset, origin in
-          guard let context else { return courier_curl_seekfunc_fail }
+          guard let context else { return CURL_SEEKFUNC_FAIL }
           return Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
             .seekFile(to: offset, origin: origin)
         })
@@ -628,7 +628,7 @@ final class CurlTransfer {
     let read = read(file, buffer, count)
     guard read >= 0 else {
       fileFailure = "the file body could not be read: \(String(cString: strerror(errno)))"
-      return courier_curl_readfunc_abort
+      return CURL_READFUNC_ABORT
     }
     // libcurl stops asking once it has the length it sent as `Content-Length`, so an end of
     // file before that means the file was cut short while it was sent. Left to libcurl, the
@@ -639,13 +639,13 @@ final class CurlTransfer {
       fileFailure =
         "the file body was cut short while it was sent: it had \(length) bytes when the "
         + "request started (its Content-Length), and it ended after \(max(0, offset))"
-      return courier_curl_readfunc_abort
+      return CURL_READFUNC_ABORT
     }
     return read
   }
 
   private func seekFile(to offset: curl_off_t, origin: Int32) -> Int32 {
-    lseek(file, off_t(offset), origin) < 0 ? courier_curl_seekfunc_fail : courier_curl_seekfunc_ok
+    lseek(file, off_t(offset), origin) < 0 ? CURL_SEEKFUNC_FAIL : CURL_SEEKFUNC_OK
   }
 
   // MARK: Completion
@@ -711,7 +711,7 @@ final class CurlTransfer {
     }
     let detail = String(cString: errorBuffer)
     var error = CurlErrorMapping.courierError(
-      code: Int(code.rawValue), detail: detail, request: request)
+      code: Int(code), detail: detail, request: request)
     if let fileFailure {
       error.kind = .invalidRequest
       error.debugMessage = fileFailure + "; the transfer was aborted (\(error.debugMessage))"
@@ -764,7 +764,7 @@ final class CurlTransfer {
   private func check(_ code: CURLcode) throws(CourierError) {
     guard code == CURLE_OK else {
       throw CurlErrorMapping.courierError(
-        code: Int(code.rawValue), detail: "curl_easy_setopt failed", request: ticket.request)
+        code: Int(code), detail: "curl_easy_setopt failed", request: ticket.request)
     }
   }
 

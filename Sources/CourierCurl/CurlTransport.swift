@@ -78,7 +78,15 @@ import Foundation
 /// Prefer `CurlTransport` for services on Linux: the same request costs about a quarter of the
 /// CPU it costs through `URLSession`. Prefer `URLSessionTransport` on Apple platforms (where
 /// libcurl is not Foundation's engine), when you need URLSession's cookie storage or its
-/// configuration objects, or when you cannot install `libcurl4-openssl-dev`.
+/// configuration objects.
+///
+/// ## libcurl
+/// The transport loads libcurl when the first one starts (`libcurl.so.4`, the runtime library
+/// FoundationNetworking also links on Linux, or the one library the environment variable
+/// `COURIER_LIBCURL` names: a path or a soname such as `libcurl-gnutls.so.4`), so building
+/// Courier needs no libcurl development files. libcurl 7.85 or newer is required. Where it
+/// cannot be loaded, every request fails with ``CourierError/Kind/transport`` and a
+/// `debugDescription` that names the library and why the loader refused it.
 public final class CurlTransport: Transport, CustomStringConvertible {
   /// The settings this transport was created with.
   public let configuration: Configuration

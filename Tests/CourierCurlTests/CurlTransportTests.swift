@@ -525,20 +525,20 @@ struct CurlTransportTests {
     let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     try #require(descriptor >= 0)
     defer { close(descriptor) }
-    interest.watch(descriptor, what: courier_curl_poll_out)
+    interest.watch(descriptor, what: CURL_POLL_OUT)
     #expect(interest.readiness(descriptor, revents: Int16(POLLNVAL)) == nil)
     #expect(interest.watched[descriptor] == Int16(POLLOUT))
-    #expect(interest.readiness(descriptor, revents: Int16(POLLOUT)) == courier_curl_cselect_out)
+    #expect(interest.readiness(descriptor, revents: Int16(POLLOUT)) == CURL_CSELECT_OUT)
     // Closed behind libcurl's back: libcurl hears of the error, and the number leaves the set
     // (else every poll would return at once). The descriptor is told closed rather than
     // closed for real: the suites beside this one open sockets, and one of them could take
     // the freed number before the check (it did, once, in CI).
     var closed: Set<Int32> = []
     let told = CurlSocketInterest(isOpen: { !closed.contains($0) })
-    told.watch(descriptor, what: courier_curl_poll_out)
+    told.watch(descriptor, what: CURL_POLL_OUT)
     #expect(told.readiness(descriptor, revents: Int16(POLLNVAL)) == nil)
     closed.insert(descriptor)
-    #expect(told.readiness(descriptor, revents: Int16(POLLNVAL)) == courier_curl_cselect_err)
+    #expect(told.readiness(descriptor, revents: Int16(POLLNVAL)) == CURL_CSELECT_ERR)
     #expect(told.watched[descriptor] == nil)
   }
 
