@@ -69,6 +69,23 @@ struct RequestSafetyTests {
     #expect(stub.requests.isEmpty, "nothing may reach the transport")
   }
 
+  @Test(
+    "a template with another scheme is invalidRequest under an http base, with or without parameters",
+    arguments: [
+      "ftp://h.test/x", "file:///etc/passwd", "FILE:///etc/passwd", "gopher://h.test/{p}",
+      "ws://h.test/x",
+    ])
+  func otherSchemeTemplate(template: String) async throws {
+    let stub = StubTransport(fallback: .status(200))
+    let client = Client(baseURL: URL(string: "https://api.test/v1/"), transport: stub)
+    var endpoint = Endpoint<Data>(.get, template)
+    if template.contains("{p}") { endpoint = endpoint.parameter("p", "x") }
+    let error = await courierError { try await client.send(endpoint) }
+    #expect(error?.kind == .invalidRequest)
+    #expect(error?.debugDescription.contains("only http and https") == true)
+    #expect(stub.requests.isEmpty, "sent: \(stub.requests.map(\.url))")
+  }
+
   @Test("a middleware that rewrites the URL to another scheme is stopped before the transport")
   func rewrittenScheme() async throws {
     struct Rewrite: Middleware {

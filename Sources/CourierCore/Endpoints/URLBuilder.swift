@@ -140,6 +140,13 @@ enum URLBuilder {
   /// not stand in a path.
   static func expand(_ template: String, parameters: [String: String]) throws -> String {
     let utf8 = template.utf8
+    // A template with a scheme of its own is refused unless that is http or https, before
+    // anything else: with any other, it would be joined to the base as a path.
+    let schemeLength = schemeLength(utf8)
+    if let schemeLength, !isHTTP(scheme: utf8.prefix(schemeLength)) {
+      let scheme = String(decoding: utf8.prefix(schemeLength), as: UTF8.self)
+      throw unsupportedScheme(scheme, what: "path template")
+    }
     // Fast path: nothing to replace and nothing to encode.
     if parameters.isEmpty,
       utf8.allSatisfy({ PercentEncoding.keepsInPath($0) && $0 != UInt8(ascii: "%") })
@@ -148,11 +155,7 @@ enum URLBuilder {
     }
     // In an absolute template, the authority (`[::1]:8080`) is copied as written.
     var authorityEnd = utf8.startIndex
-    if let schemeLength = schemeLength(utf8) {
-      let scheme = utf8.prefix(schemeLength)
-      guard isHTTP(scheme: scheme) else {
-        throw unsupportedScheme(String(decoding: scheme, as: UTF8.self), what: "path template")
-      }
+    if let schemeLength {
       let authorityStart = utf8.index(utf8.startIndex, offsetBy: schemeLength + 3)
       authorityEnd = utf8[authorityStart...].firstIndex(of: UInt8(ascii: "/")) ?? utf8.endIndex
     }
