@@ -26,8 +26,10 @@ import Synchronization
 /// (a `Transfer-Encoding` is refused). Such a request fails with
 /// ``CourierError/Kind/invalidRequest`` and is not recorded.
 ///
-/// Path patterns compare slash-separated segments of the URL path (percent-decoded); `*` or
-/// `{name}` matches any one segment and a trailing `**` matches the rest.
+/// Path patterns compare slash-separated segments of the URL path, each percent-decoded after
+/// the path is split, as a server routes them: a parameter whose value holds a `/` (sent as
+/// `%2F`) is one segment. `*` or `{name}` matches any one segment and a trailing `**` matches
+/// the rest.
 public final class StubTransport: Transport {
   private struct Route {
     let method: HTTPMethod?
@@ -105,7 +107,9 @@ public final class StubTransport: Transport {
     // regular file, or a caller's Content-Length or Transfer-Encoding that does not frame the
     // body, is invalidRequest and is not recorded.
     try RequestFraming.check(request)
-    let path = Self.segments(request.url.path)
+    let path = Self.segments(request.url.path(percentEncoded: true)).map {
+      Substring($0.removingPercentEncoding ?? String($0))
+    }
     typealias Responder = @Sendable (Request) throws -> StubResponse
     let chosen = state.withLock { state -> Responder? in
       state.requests.append(request)

@@ -39,4 +39,25 @@ struct StubTransportTests {
     #expect(error?.debugDescription.contains("not a readable regular file") == true)
     #expect(stub.requests.isEmpty)
   }
+
+  @Test(
+    "a route's {name} matches one encoded segment whatever the value holds, as the wire path does",
+    arguments: ["a/b", "a%2Fb", "a b", "李雷", "..."])
+  func routeParameterWithSlash(value: String) async throws {
+    let stub = StubTransport()
+    stub.on(.get, "user/{id}", .json(#"{"ok":true}"#))
+    stub.on(.get, "files/a b/raw", .json(#"{"file":true}"#))
+    let client = Client(baseURL: URL(string: "https://api.test/"), transport: stub)
+    let body = try await client.send(Endpoint<Data>(.get, "user/{id}").parameter("id", value))
+    #expect(String(decoding: body, as: UTF8.self) == #"{"ok":true}"#)
+    let file = try await client.send(
+      Endpoint<Data>(.get, "files/{name}/raw").parameter("name", "a b"))
+    #expect(String(decoding: file, as: UTF8.self) == #"{"file":true}"#)
+    // A value with a slash is one segment: it does not match a two-segment route's tail.
+    stub.on(.get, "deep/{a}/{b}", .json(#"{"deep":true}"#))
+    let deep = await courierError {
+      try await client.send(Endpoint<Data>(.get, "deep/{a}").parameter("a", "x/y"))
+    }
+    #expect(deep?.status == 404)
+  }
 }
