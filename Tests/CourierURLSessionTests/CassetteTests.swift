@@ -86,6 +86,31 @@ struct CassetteTests {
     #expect(again?.debugDescription.contains("were replayed already") == true)
   }
 
+  @Test(
+    "a recorded response header with non-ASCII bytes is replayed as the live transport received it",
+    arguments: ["curl", "urlsession"])
+  func nonASCIIHeaderReplayed(transportName: String) async throws {
+    let server = try MockServer()
+    defer { server.shutdown() }
+    let disposition = #"attachment; filename="été.txt""#
+    server.enqueue(
+      MockResponse(
+        status: 200,
+        headers: [MockHeader(name: "Content-Disposition", value: disposition)],
+        body: Data("x".utf8)))
+    let file = Self.temporaryFile()
+    defer { try? FileManager.default.removeItem(at: file) }
+    let live: any Transport =
+      transportName == "curl" ? CurlTransport() : URLSessionTransport()
+    let recording = RecordingTransport(wrapping: live, cassette: file)
+    let request = Request(url: server.url("report"))
+    let received = try await recording.send(request)
+    let liveValue = try #require(received.headers["Content-Disposition"])
+    let replayed = try await ReplayTransport(cassette: file).send(request)
+    #expect(replayed.headers["Content-Disposition"] == liveValue)
+    #expect(replayed.headers.count == received.headers.count)
+  }
+
   @Test("no match names the closest recorded request and what differs")
   func noMatchNamesClosest() async throws {
     let recorded = try await Self.record()

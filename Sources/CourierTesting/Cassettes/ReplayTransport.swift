@@ -104,10 +104,10 @@ public final class ReplayTransport: Transport {
     guard let chosen else { throw noMatch(for: live, request, matched: candidates.count) }
     let interaction = cassette.interactions[chosen]
     if let recorded = interaction.response {
-      var headers = HTTPHeaders()
-      for pair in recorded.headers where pair.count == 2 {
-        try? headers.add(pair[0], pair[1])
-      }
+      // Received fields, as a wire transport builds them: their bytes are the server's (a
+      // non-ASCII `filename` stays), not held to the rules for fields a caller sends.
+      let headers = HTTPHeaders(
+        received: recorded.headers.lazy.filter { $0.count == 2 }.map { ($0[0], $0[1]) })
       return Response(
         status: recorded.status, headers: headers, body: recorded.body?.data ?? Data(),
         request: request)
