@@ -133,8 +133,9 @@ public final class Client: Sendable {
   ///   be built, a transport kind when sending fails, ``CourierError/Kind/httpStatus``,
   ///   ``CourierError/Kind/business`` or ``CourierError/Kind/decoding`` from the pipeline.
   public func send<Value>(_ endpoint: Endpoint<Value>) async throws(CourierError) -> Value {
-    let response = try await sendBuilt(try request(for: endpoint))
-    return try decode(response, for: endpoint)
+    let (request, plan) = try plannedRequest(for: endpoint)
+    let response = try await sendBuilt(request)
+    return try decode(response, for: endpoint, checkedUnder: plan)
   }
 
   /// Sends a request this client built from an endpoint, then deletes its temporary body file
@@ -149,8 +150,10 @@ public final class Client: Sendable {
   public func response<Value>(
     for endpoint: Endpoint<Value>
   ) async throws(CourierError) -> Decoded<Value> {
-    let response = try await sendBuilt(try request(for: endpoint))
-    return Decoded(value: try decode(response, for: endpoint), response: response)
+    let (request, plan) = try plannedRequest(for: endpoint)
+    let response = try await sendBuilt(request)
+    return Decoded(
+      value: try decode(response, for: endpoint, checkedUnder: plan), response: response)
   }
 
   /// The request an endpoint describes, against this client's base URL and encoder, carrying
@@ -159,11 +162,20 @@ public final class Client: Sendable {
   ///
   /// - Throws: ``CourierError`` of kind ``CourierError/Kind/invalidRequest``.
   public func request<Value>(for endpoint: Endpoint<Value>) throws(CourierError) -> Request {
+    try plannedRequest(for: endpoint).request
+  }
+
+  /// ``request(for:)``, with the identity of the plan it carries: what the endpoint call that
+  /// sends it compares with the plan of the verdict on the response.
+  private func plannedRequest<Value>(
+    for endpoint: Endpoint<Value>
+  ) throws(CourierError) -> (request: Request, plan: UInt64) {
     do {
       var request = try endpoint.makeRequest(base: base, encoder: encoder)
-      request.attributes[ResponseValidationAttribute.self] = ResponseValidationPlan(
+      let plan = ResponseValidationPlan(
         pipeline: endpoint.pipeline ?? pipeline, overrides: endpoint.overrides)
-      return request
+      request.attributes[ResponseValidationAttribute.self] = plan
+      return (request, plan.identity)
     } catch {
       throw localized(CourierError(error, stage: "request", otherwise: .invalidRequest))
     }
@@ -171,13 +183,27 @@ public final class Client: Sendable {
 
   /// Runs the endpoint's response pipeline (or the client's) on a response you already have
   /// and decodes its value, exactly as ``send(_:)-(Endpoint<Value>)`` does after sending.
+  ///
+  /// The pipeline's checks run here in full, whatever ran on the response inside the chain:
+  /// what ``ResponseValidation`` found there was found for the request's own endpoint, so one
+  /// response decoded for several endpoints gets each one's statuses, envelope and stages.
   public func decode<Value>(
     _ response: Response, for endpoint: Endpoint<Value>
+  ) throws(CourierError) -> Value {
+    try decode(response, for: endpoint, checkedUnder: nil)
+  }
+
+  /// ``decode(_:for:)``, reusing what ``ResponseValidation`` found inside the chain when it
+  /// found it under `plan`: the plan this client put on the request it sent for this very
+  /// call. Any other verdict (none, another plan's, one dropped because a middleware changed
+  /// the response) means the checks run here.
+  private func decode<Value>(
+    _ response: Response, for endpoint: Endpoint<Value>, checkedUnder plan: UInt64?
   ) throws(CourierError) -> Value {
     let pipeline = endpoint.pipeline ?? self.pipeline
     do {
       do {
-        return try decodeOnce(response, for: endpoint, pipeline: pipeline)
+        return try decodeOnce(response, for: endpoint, pipeline: pipeline, checkedUnder: plan)
       } catch {
         // A JSON body in a legacy charset that JSONDecoder could not read: once more, as
         // UTF-8 (see JSONCharset).
@@ -185,7 +211,7 @@ public final class Client: Sendable {
           let reencoded = JSONCharset.reencodedAsUTF8(
             response, limit: pipeline.maximumDecodedBodySize)
         else { throw error }
-        return try decodeOnce(reencoded, for: endpoint, pipeline: pipeline)
+        return try decodeOnce(reencoded, for: endpoint, pipeline: pipeline, checkedUnder: nil)
       }
     } catch {
       var failure = CourierError(error, request: response.request)
@@ -195,15 +221,20 @@ public final class Client: Sendable {
     }
   }
 
-  /// The pipeline's checks (or what ``ResponseValidation`` found inside the chain) and the
-  /// endpoint's decoding, once.
+  /// The pipeline's checks (or what ``ResponseValidation`` found inside the chain under
+  /// `plan`) and the endpoint's decoding, once.
   private func decodeOnce<Value>(
-    _ response: Response, for endpoint: Endpoint<Value>, pipeline: ResponsePipeline
+    _ response: Response, for endpoint: Endpoint<Value>, pipeline: ResponsePipeline,
+    checkedUnder plan: UInt64?
   ) throws -> Value {
-    let context =
-      try response.validated?.context(
-        for: response, pipeline: pipeline, overrides: endpoint.overrides)
-      ?? pipeline.validate(response, overrides: endpoint.overrides)
+    let context: ResponseContext
+    if let plan, let validated = response.validated, validated.plan == plan {
+      context = validated.context(
+        for: response, overrides: endpoint.overrides,
+        maximumDecodedBodySize: pipeline.maximumDecodedBodySize)
+    } else {
+      context = try pipeline.validate(response, overrides: endpoint.overrides)
+    }
     return try pipeline.decode(
       context, decoding: endpoint.decoding, decoder: endpoint.decoder ?? decoder)
   }

@@ -3,13 +3,13 @@ import Foundation
 /// An HTTP response as it comes back through the middleware chain.
 public struct Response: Sendable {
   /// The status code, for example `200`.
-  public var status: Int
+  public var status: Int { didSet { validated = nil } }
   /// The header fields as received.
-  public var headers: HTTPHeaders
+  public var headers: HTTPHeaders { didSet { validated = nil } }
   /// The body bytes, after any decoding the transport or a middleware applied.
-  public var body: Data
+  public var body: Data { didSet { validated = nil } }
   /// The request as it was finally sent (after every middleware changed it).
-  public var request: Request
+  public var request: Request { didSet { validated = nil } }
   /// How many times the request went to a transport to produce this response (1 without
   /// retries). Set by retrying middleware.
   public var attempts: Int
@@ -17,9 +17,15 @@ public struct Response: Sendable {
   public var timings: Timings
   /// Where the transport wrote the body instead of ``body``, for a request with a
   /// ``DownloadAttribute`` answered `2xx`; `nil` otherwise.
-  public var downloadedFile: DownloadedFile?
+  public var downloadedFile: DownloadedFile? { didSet { validated = nil } }
   /// What ``ResponseValidation`` found when the response pipeline ran inside the chain, so the
   /// body is scanned once; `nil` when it did not run.
+  ///
+  /// It is always about this response as it is: setting the status, headers, body, request or
+  /// downloaded file — whole or in place — drops it, so a middleware that changes what the
+  /// stages read has them run again after the chain. ``attempts`` and ``timings`` leave it:
+  /// retrying middleware and the client set them after the checks, and no check reads them to
+  /// decide.
   var validated: ValidatedPayload?
 
   /// Creates a response.
@@ -58,33 +64,32 @@ public struct Response: Sendable {
 }
 
 /// The part of a validated ``ResponseContext`` that decoding needs, kept on the response.
+///
+/// It holds for the response that carries it (``Response`` drops it when a field the stages
+/// read changes) and for one set of checks only: the plan it names, which a ``Client``
+/// compares with the plan it put on the request it sent for the endpoint being decoded.
 struct ValidatedPayload: Sendable {
   var payload: Data
   var payloadIsMissing: Bool
   var payloadIsJSONMember: Bool
   var envelopeMessage: String?
-  /// The body size it was computed from: a middleware that replaced the body since makes it
-  /// stale.
-  var bodyCount: Int
+  /// The ``ResponseValidationPlan/identity`` of the plan whose checks found it.
+  var plan: UInt64
 
-  init(_ context: ResponseContext) {
+  init(_ context: ResponseContext, plan: UInt64) {
     payload = context.payload
     payloadIsMissing = context.payloadIsMissing
     payloadIsJSONMember = context.payloadIsJSONMember
     envelopeMessage = context.envelopeMessage
-    bodyCount = context.response.body.count
+    self.plan = plan
   }
 
-  /// The context for `response`, or `nil` when the body changed since validation.
+  /// The validated context for `response`, the response that carries this payload.
   func context(
-    for response: Response, pipeline: ResponsePipeline, overrides: PipelineOverrides
-  )
-    -> ResponseContext?
-  {
-    guard response.body.count == bodyCount else { return nil }
+    for response: Response, overrides: PipelineOverrides, maximumDecodedBodySize: Int
+  ) -> ResponseContext {
     var context = ResponseContext(
-      response: response, overrides: overrides,
-      maximumDecodedBodySize: pipeline.maximumDecodedBodySize)
+      response: response, overrides: overrides, maximumDecodedBodySize: maximumDecodedBodySize)
     context.payload = payload
     context.payloadIsMissing = payloadIsMissing
     context.payloadIsJSONMember = payloadIsJSONMember

@@ -35,8 +35,6 @@ enum JSONCharset {
       response.headers.set(.contentLength, trustedValue: String(body.count))
     }
     response.body = body
-    // What the pipeline found in the body as it came does not hold for the new one.
-    response.validated = nil
     return response
   }
 
