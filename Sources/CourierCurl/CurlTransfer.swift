@@ -501,7 +501,7 @@ final class CurlTransfer {
     if let uploadProgress {
       var sent: curl_off_t = 0
       _ = courier_curl_easy_getinfo_off_t(easy, CURLINFO_SIZE_UPLOAD_T, &sent)
-      uploadProgress.complete(total: Int64(sent))
+      uploadProgress.completeAttempt(total: Int64(sent))
     }
     guard watchForEarlyAnswer(status: status) else { return false }
     guard writer != nil || downloadProgress != nil else { return true }

@@ -48,8 +48,9 @@ import Foundation
 ///   download never passes through `GzipMiddleware`), within `DownloadWriter`'s growth
 ///   limit, and adds no `Accept-Encoding` of its own for it.
 /// - Progress goes to the request's ``UploadProgressAttribute`` (libcurl's progress callback,
-///   complete at the response head) and ``DownloadProgressAttribute`` (each piece of body,
-///   complete with the final response).
+///   each attempt's body complete at the response head) and ``DownloadProgressAttribute``
+///   (each piece of body, the attempt complete with the final response after redirects); the
+///   client sends the final event once no retry follows.
 /// - Content decoding is off by default (``Configuration/ContentDecoding/none``): no
 ///   `Accept-Encoding` is added and compressed bodies arrive as sent, for `GzipMiddleware` to
 ///   decode within its size and ratio limits. See ``Configuration/ContentDecoding``.
@@ -175,10 +176,11 @@ public final class CurlTransport: Transport, CustomStringConvertible {
     }
   }
 
-  /// Sends the final progress event of the final response's body. (It returns nothing: a
-  /// function that took the response and returned it copied it, a dozen retains.)
+  /// Reports the final response's body complete for this attempt (the client sends the final
+  /// event once no retry follows). It returns nothing: a function that took the response and
+  /// returned it copied it, a dozen retains.
   private static func reportCompletion(of response: Response, to request: Request) {
-    request.attributes[DownloadProgressAttribute.self]?.complete(
+    request.attributes[DownloadProgressAttribute.self]?.completeAttempt(
       total: response.downloadedFile?.byteCount ?? Int64(response.body.count))
   }
 

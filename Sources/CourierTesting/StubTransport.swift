@@ -158,7 +158,7 @@ public final class StubTransport: Transport {
       } else {
         size = Int64(request.body.data?.count ?? 0)
       }
-      upload.complete(total: size)
+      upload.completeAttempt(total: size)
     }
     let progress = request.attributes[DownloadProgressAttribute.self]
     let limit = request.attributes[ResponseBodyLimitAttribute.self]
@@ -198,7 +198,7 @@ public final class StubTransport: Transport {
     if writing, let writer {
       response.downloadedFile = try writer.finish()
     }
-    progress?.complete(total: response.downloadedFile?.byteCount ?? Int64(kept.count))
+    progress?.completeAttempt(total: response.downloadedFile?.byteCount ?? Int64(kept.count))
     return response
   }
 

@@ -356,7 +356,7 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
       Self.cancel(dataTask, on: controlQueue)
       return
     }
-    if let uploadProgress { uploadProgress.complete(total: state.withLock { $0.bodySent }) }
+    if let uploadProgress { uploadProgress.completeAttempt(total: state.withLock { $0.bodySent }) }
     if let downloadProgress, let expected = http.flatMap(Self.expectedLength) {
       downloadProgress.update(completed: 0, expected: expected)
     }

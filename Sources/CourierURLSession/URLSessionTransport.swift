@@ -355,7 +355,7 @@ public struct URLSessionTransport: Transport {
         throw CourierError.bodyTooLarge(limit: observer.limit, request: request)
       }
       response.downloadedFile = observer.downloadedFile
-      observer.downloadProgress?.complete(
+      observer.downloadProgress?.completeAttempt(
         total: response.downloadedFile?.byteCount ?? Int64(data.count))
       return response
     } catch let error as CourierError {

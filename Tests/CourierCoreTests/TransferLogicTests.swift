@@ -33,6 +33,30 @@ struct TransferLogicTests {
     #expect(events.last == .init(completed: 1_000_000, expected: 1_000_000, isFinal: true))
   }
 
+  @Test("a retried request's progress ends at the last attempt's body, not the 503's")
+  func retriedProgress() async throws {
+    let body = Data(count: 100_000)
+    let stub = StubTransport([StubResponse.text("busy", status: 503), StubResponse.data(body)])
+    let client = Client(
+      baseURL: URL(string: "https://api.test/"), transport: stub,
+      middleware: [
+        RetryMiddleware(policy: RetryPolicy(maximumAttempts: 2, baseDelay: .zero), budget: nil)
+      ])
+    let progress = TransferProgress(minimumInterval: .zero)
+    let collector = Task {
+      var events: [TransferProgress.Event] = []
+      for await event in progress.events { events.append(event) }
+      return events
+    }
+    let data = try await client.send(Endpoint<Data>(.get, "blob").downloadProgress(progress))
+    let events = await collector.linkedValue
+    #expect(data == body)
+    #expect(stub.requests.count == 2)
+    #expect(events.first == .init(completed: 4, expected: 4))
+    #expect(events.last == .init(completed: 100_000, expected: 100_000, isFinal: true))
+    #expect(events.filter(\.isFinal).count == 1)
+  }
+
   @Test("unthrottled: one event per chunk, each larger than the last")
   func everyChunk() async throws {
     let stub = StubTransport([StubResponse.data(Data(count: 50)).chunked(10)])

@@ -283,6 +283,57 @@ struct DownloadConformanceTests {
     #expect(zip(events, events.dropFirst()).allSatisfy { $0.completed <= $1.completed })
   }
 
+  /// What each retried-progress case sends: in memory, to a file, or a file body up.
+  enum RetriedTransfer: String, CaseIterable, Sendable {
+    case memory, file, upload
+  }
+
+  @Test(
+    "a retried request's progress ends at the body it ended with, not the 503's error page",
+    arguments: TransportKind.wire, RetriedTransfer.allCases)
+  func retriedProgress(kind: TransportKind, transfer: RetriedTransfer) async throws {
+    let fixture = try Fixture(
+      kind,
+      middleware: [
+        RetryMiddleware(policy: RetryPolicy(maximumAttempts: 2, baseDelay: .zero), budget: nil)
+      ])
+    defer { fixture.shutdown() }
+    let folder = try temporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let total = 100_000
+    let body = MockBodySource.noise(count: total).all
+    fixture.server.enqueue(MockResponse(status: 503, body: Data("busy".utf8)))
+    fixture.server.enqueue(MockResponse(status: 200, body: transfer == .upload ? Data() : body))
+    // The default throttle, as an application has it: a loopback body arrives within it.
+    let progress = TransferProgress()
+    let collector = Task { await progress.collect() }
+    switch transfer {
+    case .memory:
+      let data = try await fixture.client.send(
+        Endpoint<Data>(.get, "mem").downloadProgress(progress))
+      #expect(data == body)
+    case .file:
+      let result = try await fixture.client.download(
+        Endpoint<Void>(.get, "file").downloadProgress(progress),
+        to: folder.appendingPathComponent("file.bin"))
+      #expect(result.byteCount == Int64(total))
+    case .upload:
+      let file = folder.appendingPathComponent("up.bin")
+      try body.write(to: file)
+      try await fixture.client.send(
+        Endpoint<Void>(.put, "up").fileBody(file, contentType: "application/octet-stream")
+          .uploadProgress(progress))
+    }
+    let events = await collector.linkedValue
+    #expect(fixture.server.requestCount == 2)
+    #expect(
+      events.last
+        == TransferProgress.Event(completed: Int64(total), expected: Int64(total), isFinal: true),
+      "\(events)")
+    #expect(events.filter(\.isFinal).count == 1)
+    #expect(zip(events, events.dropFirst()).allSatisfy { $0.completed <= $1.completed })
+  }
+
   @Test("upload progress from a file body ends at its size", arguments: TransportKind.wire)
   func uploadProgress(kind: TransportKind) async throws {
     let fixture = try Fixture(kind)

@@ -99,10 +99,11 @@ public final class Client: Sendable {
     let start = ContinuousClock.now
     var token = RequestCancellation.reused(parent: RequestCancellation.current)
     let ticket = inFlight.insert(token)
+    var succeeded = false
     defer {
       inFlight.remove(ticket)
       RequestCancellation.recycle(&token)
-      if !request.attributes.isEmpty { Self.endProgress(of: request) }
+      if !request.attributes.isEmpty { Self.endProgress(of: request, succeeded: succeeded) }
     }
     do {
       // The chain runs inline in the caller's task: no extra task, no thread hop.
@@ -110,6 +111,7 @@ public final class Client: Sendable {
         try await chain(request)
       }
       response.timings.total = ContinuousClock.now - start
+      succeeded = true
       return response
     } catch {
       var failure = CourierError(error, request: request)
@@ -251,11 +253,17 @@ public final class Client: Sendable {
   /// How many requests this client has in flight.
   public var inFlightCount: Int { inFlight.count }
 
-  /// Ends the progress streams of a request that is over: a transport that completed the
-  /// body already sent the final event; after a failure the streams end without one.
-  private static func endProgress(of request: Request) {
-    request.attributes[UploadProgressAttribute.self]?.finish()
-    request.attributes[DownloadProgressAttribute.self]?.finish()
+  /// Ends the progress streams of a request that is over: with the final event (the last
+  /// attempt's body) when it ended with a response, without one after a failure. Only here,
+  /// after every retry, is it known which attempt's body was the last.
+  private static func endProgress(of request: Request, succeeded: Bool) {
+    for progress in [
+      request.attributes[UploadProgressAttribute.self],
+      request.attributes[DownloadProgressAttribute.self],
+    ] {
+      guard let progress else { continue }
+      if succeeded { progress.complete() } else { progress.finish() }
+    }
   }
 
   /// Gives `error` this client's reason text.

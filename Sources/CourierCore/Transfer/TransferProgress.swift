@@ -4,16 +4,22 @@ import Synchronization
 /// Progress of one upload or download, as an `AsyncSequence` a task beside the request reads.
 ///
 /// Attach it with ``Endpoint/uploadProgress(_:)`` or ``Endpoint/downloadProgress(_:)`` (or
-/// the request attributes ``UploadProgressAttribute`` and ``DownloadProgressAttribute``);
-/// the transport reports bytes as they move and a final event when the body is complete.
+/// the request attributes ``UploadProgressAttribute`` and ``DownloadProgressAttribute``).
+/// One progress object follows one logical request, through every attempt: the transport
+/// reports the bytes of each attempt as they move (``update(completed:expected:)``) and when
+/// an attempt's body is complete (``completeAttempt(total:)``); ``Client`` sends the final
+/// event when the request ends with a response (``complete()``), because only then is it known
+/// that no retry will move the body again.
 ///
 /// - Events are throttled: at most one per ``minimumInterval`` (default 1/60 s, the most a
-///   screen shows), plus the final one, which is never dropped.
+///   screen shows), plus the end of each attempt's body and the final event, which are never
+///   dropped.
 /// - ``Event/completed`` never goes down: a retried attempt that starts again from zero
 ///   reports nothing until it passes what was already reported (a resumed download goes on
 ///   from where it stopped).
-/// - The stream ends after the final event, or when the request ends without one (it
-///   failed): ``Client`` ends it then.
+/// - The final event carries the body of the response the request ended with (the last
+///   attempt's), never an earlier attempt's error page. The stream ends after it, or when the
+///   request ends without a response (it failed): ``Client`` ends it then.
 /// - One reader: `events` is an `AsyncStream`. If the reader is slow, older events are
 ///   dropped, never the newest.
 ///
@@ -58,6 +64,8 @@ public final class TransferProgress: Sendable {
   private struct State {
     var completed: Int64 = 0
     var expected: Int64?
+    /// The total of the last attempt whose body was complete, for the final event.
+    var attemptTotal: Int64?
     var lastEmission: ContinuousClock.Instant?
     var finished = false
     var emitted = 0
@@ -89,8 +97,8 @@ public final class TransferProgress: Sendable {
   /// How many events were emitted so far.
   public var emittedCount: Int { state.withLock { $0.emitted } }
 
-  /// Reports `completed` bytes of `expected`; emitted when ``minimumInterval`` has passed
-  /// since the last event. Transports call it.
+  /// Reports `completed` bytes of `expected` in the current attempt; emitted when
+  /// ``minimumInterval`` has passed since the last event. Transports call it.
   public func update(completed: Int64, expected: Int64?) {
     let now = ContinuousClock.now
     let event = state.withLock { state -> Event? in
@@ -106,13 +114,34 @@ public final class TransferProgress: Sendable {
     if let event { continuation.yield(event) }
   }
 
-  /// Reports the body complete at `total` bytes: emits the final event and ends the stream.
-  /// Later calls do nothing. Transports call it.
-  public func complete(total: Int64) {
+  /// Reports the current attempt's body complete at `total` bytes: emitted at once (whatever
+  /// the throttle) when it moves ``Event/completed`` on, but not as the final event, and the
+  /// stream stays open — a retry may send or receive the body again. Transports call it when
+  /// an attempt's body has been sent (upload) or received (download).
+  public func completeAttempt(total: Int64) {
+    let now = ContinuousClock.now
+    let event = state.withLock { state -> Event? in
+      guard !state.finished else { return nil }
+      state.attemptTotal = total
+      state.expected = total
+      guard total > state.completed else { return nil }
+      state.completed = total
+      state.lastEmission = now
+      state.emitted += 1
+      return Event(completed: state.completed, expected: state.expected)
+    }
+    if let event { continuation.yield(event) }
+  }
+
+  /// Emits the final event — the last attempt's total (``completeAttempt(total:)``), or what
+  /// was reported so far when no attempt completed a body — and ends the stream. Later calls
+  /// do nothing. ``Client`` calls it when the request ends with a response; call it yourself
+  /// only when you send through a transport directly.
+  public func complete() {
     let event = state.withLock { state -> Event? in
       guard !state.finished else { return nil }
       state.finished = true
-      state.completed = max(state.completed, total)
+      state.completed = max(state.completed, state.attemptTotal ?? 0)
       state.expected = state.completed
       state.emitted += 1
       return Event(completed: state.completed, expected: state.expected, isFinal: true)
@@ -124,7 +153,7 @@ public final class TransferProgress: Sendable {
   }
 
   /// Ends the stream without a final event (the request failed); does nothing after
-  /// ``complete(total:)``.
+  /// ``complete()``.
   public func finish() {
     let first = state.withLock { state -> Bool in
       defer { state.finished = true }
