@@ -151,6 +151,50 @@ struct DownloadConformanceTests {
   }
 
   @Test(
+    "a partial file from another URL is never resumed, even under the same validator",
+    arguments: TransportKind.wire, ["etag", "lastModified"])
+  func resumeOnlyFromSameURL(kind: TransportKind, validator: String) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    let folder = try temporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let destination = folder.appendingPathComponent("app.bin")
+    let first = MockBodySource.repeating(Data("A".utf8), count: 1_000_000)
+    let second = MockBodySource.repeating(Data("B".utf8), count: 1_000_000)
+    // The same validator on both: what a build server or a CDN may well send.
+    let etag = validator == "etag" ? "\"build-7\"" : nil
+    let modified = validator == "etag" ? nil : "Sun, 06 Dec 2026 07:00:00 GMT"
+    var cut = MockResponse.ranged(
+      first, request: RecordedRequest(method: "GET", target: "/"), etag: etag,
+      lastModified: modified)
+    cut.fault = .truncateBody
+    fixture.server.enqueue(cut)
+    let error = await courierError {
+      try await fixture.client.download(Endpoint<Void>(.get, "v1/app.bin"), to: destination)
+    }
+    #expect(error?.kind == .connectionLost)
+    let partial = DownloadDestination(url: destination).partialURL
+    #expect(try Data(contentsOf: partial) == first.bytes(at: 0, count: 500_000))
+    fixture.server.setDispatcher {
+      .ranged(second, request: $0, etag: etag, lastModified: modified)
+    }
+    let result = try await fixture.client.download(
+      Endpoint<Void>(.get, "v2/app.bin"), to: destination)
+    #expect(result.response.status == 200)
+    #expect(result.resumedFrom == 0)
+    #expect(try Data(contentsOf: destination) == second.all)
+    _ = try await fixture.server.takeRequest()
+    let fresh = try await fixture.server.takeRequest()
+    #expect(fresh.header("Range") == nil)
+    #expect(fresh.header("If-Range") == nil)
+    // The validator file names the URL by its hash only.
+    let record = try? String(
+      contentsOf: folder.appendingPathComponent(".app.bin.courier-download.validator"),
+      encoding: .utf8)
+    #expect(record?.contains("app.bin") != true)
+  }
+
+  @Test(
     "a changed resource (200 to If-Range) starts the file again from zero",
     arguments: TransportKind.wire)
   func restart(kind: TransportKind) async throws {

@@ -37,7 +37,10 @@ public struct DownloadDestination: Sendable, Hashable {
       ".\(url.lastPathComponent).courier-download")
   }
 
-  /// The validator (`ETag` or `Last-Modified`) of the partial file, for `If-Range`.
+  /// What the partial file was downloaded from, for a resume: the format line, the SHA-256
+  /// of the URL it came from (never the URL itself, which may hold a token), and the
+  /// validator (`ETag` or `Last-Modified`) for `If-Range`. A partial file from another URL is
+  /// never resumed, even when the two answer with the same validator.
   var validatorURL: URL {
     url.deletingLastPathComponent().appendingPathComponent(
       ".\(url.lastPathComponent).courier-download.validator")
@@ -82,7 +85,8 @@ public struct DownloadResult: Sendable {
 /// Writes one download attempt to its temporary file: the part every transport shares.
 ///
 /// 1. ``prepare(_:)`` adds `Range: bytes=N-` and `If-Range: <validator>` when a partial file
-///    of `N` bytes and its validator (a strong `ETag`, else `Last-Modified`) are on disk.
+///    of `N` bytes and its validator (a strong `ETag`, else `Last-Modified`) are on disk and
+///    were downloaded from this request's URL.
 /// 2. ``begin(status:headers:)`` with the response head: a `206` whose `Content-Range`
 ///    starts at `N` appends; any other `2xx` starts the file again from zero (the server
 ///    ignored the range or the resource changed); `416` deletes the partial file; other
@@ -106,6 +110,11 @@ public final class DownloadWriter {
 
   private var handle: FileHandle?
   private var resumedFrom: Int64 = 0
+  /// The SHA-256 of the URL ``prepare(_:)`` was given: what the partial file's validator is
+  /// kept under. `nil` before `prepare`, when no validator is written.
+  private var sourceKey: String?
+  /// The first line of a validator file in the format this writer reads and writes.
+  private static let validatorFormat = "courier-download 2"
   /// The body's length on the wire when the transport may decode it into the file (a
   /// `Content-Encoding` other than `identity`): `.some(nil)` when the response gave no
   /// length; `nil` when the body is written as it arrives.
@@ -141,13 +150,15 @@ public final class DownloadWriter {
   public func prepare(_ request: Request) -> Request {
     var request = request
     offset = 0
+    let key = SHA256.hex(of: request.url.absoluteString.utf8)
+    sourceKey = key
     let manager = FileManager.default
     let partial = destination.partialURL.path
     guard destination.resumes,
       let attributes = try? manager.attributesOfItem(atPath: partial),
       let size = (attributes[.size] as? NSNumber)?.int64Value, size > 0,
       let data = manager.contents(atPath: destination.validatorURL.path),
-      let validator = String(data: data, encoding: .utf8), !validator.isEmpty,
+      let validator = Self.validator(in: data, forKey: key),
       (try? request.headers.set("Range", "bytes=\(size)-")) != nil,
       (try? request.headers.set("If-Range", validator)) != nil
     else {
@@ -210,9 +221,9 @@ public final class DownloadWriter {
         guard manager.createFile(atPath: destination.partialURL.path, contents: nil) else {
           throw CocoaError(.fileWriteUnknown)
         }
-        let validator = encoded ? nil : Self.validator(headers)
-        if let validator {
-          try Data(validator.utf8).write(to: destination.validatorURL)
+        if !encoded, let key = sourceKey, let validator = Self.validator(headers) {
+          let record = "\(Self.validatorFormat)\n\(key)\n\(validator)"
+          try Data(record.utf8).write(to: destination.validatorURL)
         }
       }
       let handle = try CloseOnExecFile.forWriting(destination.partialURL)
@@ -335,6 +346,16 @@ public final class DownloadWriter {
   }
 
   /// A strong `ETag`, else `Last-Modified`; a weak `ETag` cannot be used in `If-Range`.
+  /// The validator in a validator file's `data` when it was written for the URL whose key is
+  /// `key`; `nil` for another URL, another format, or an empty validator.
+  static func validator(in data: Data, forKey key: String) -> String? {
+    let lines = String(decoding: data, as: UTF8.self).split(
+      separator: "\n", maxSplits: 2, omittingEmptySubsequences: false)
+    guard lines.count == 3, lines[0] == validatorFormat, lines[1] == key, !lines[2].isEmpty
+    else { return nil }
+    return String(lines[2])
+  }
+
   static func validator(_ headers: HTTPHeaders) -> String? {
     if let etag = headers["ETag"], !etag.hasPrefix("W/"), !etag.isEmpty { return etag }
     return headers["Last-Modified"]
