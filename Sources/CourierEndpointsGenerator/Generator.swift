@@ -231,7 +231,7 @@ package struct Generator {
         modifiers.append((".query", [.text(Self.literal(item.name)), .text(item.label)]))
       }
     }
-    for header in spec.headers + endpoint.headers {
+    for header in spec.headers(of: endpoint) {
       modifiers.append(
         (".header", [.text(Self.literal(header.name)), .text(Self.literal(header.value))]))
     }

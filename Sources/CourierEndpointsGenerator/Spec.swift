@@ -17,7 +17,8 @@ package struct Spec: Sendable {
   package var groups: [String: String]
   /// A path prefix joined to every relative endpoint path with one `/`.
   package var basePath: String?
-  /// Header fields every endpoint sends, in order.
+  /// Header fields every endpoint sends, in order, unless the endpoint gives its own value
+  /// (``headers(of:)``).
   package var headers: [Header]
   /// The business envelope rule every endpoint uses, unless it names its own.
   package var envelope: Envelope?
@@ -33,6 +34,15 @@ package struct Spec: Sendable {
     package var name: String
     /// The field value.
     package var value: String
+  }
+
+  /// The header fields `endpoint` sends: the spec's, in order, except those whose name the
+  /// endpoint gives a value of its own (names compare without regard to ASCII case, as HTTP
+  /// compares them), then the endpoint's. An endpoint's value replaces the spec's instead of
+  /// being sent beside it, as an endpoint's header wins over `HeadersMiddleware`'s defaults.
+  package func headers(of endpoint: Endpoint) -> [Header] {
+    let overridden = Set(endpoint.headers.map { $0.name.lowercased() })
+    return headers.filter { !overridden.contains($0.name.lowercased()) } + endpoint.headers
   }
 
   /// An envelope rule, as `EnvelopeRule` builds it.
@@ -125,7 +135,7 @@ package struct Spec: Sendable {
     package var parameters: [Parameter]
     /// Query parameters, in the order declared and sent.
     package var query: [Parameter]
-    /// Header fields of this endpoint, after the spec's.
+    /// Header fields of this endpoint; each replaces a spec-wide field of the same name.
     package var headers: [Header]
     /// The body, if any.
     package var body: Body?

@@ -132,6 +132,7 @@ package struct SpecReader {
       return []
     }
     var headers: [Spec.Header] = []
+    var seen: [String: (name: String, location: SourceLocation)] = [:]
     for field in fields {
       let tokenCharacters = "!#$%&'*+-.^_`|~"
       let isToken =
@@ -143,6 +144,13 @@ package struct SpecReader {
         }
       if !isToken {
         report("header name '\(field.key)' is not a valid field name", at: field.keyLocation)
+      } else if let first = seen[field.key.lowercased()] {
+        report(
+          "header '\(field.key)' is given twice (as '\(first.name)' at line "
+            + "\(first.location.line)); header names compare without regard to case",
+          at: field.keyLocation)
+      } else {
+        seen[field.key.lowercased()] = (field.key, field.keyLocation)
       }
       guard let value = string(field) else { continue }
       if value.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7F })

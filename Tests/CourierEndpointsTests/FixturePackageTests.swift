@@ -29,7 +29,8 @@ let fixtureMain = """
     print(request.method, request.url.absoluteString, request.headers["X-Quote"] ?? "-")
     let remove = try API.Users.Devices.remove(userID: 7, device: "a b")
       .makeRequest(baseURL: base, encoder: JSONEncoder())
-    print(remove.method, remove.url.absoluteString)
+    // The endpoint's x-client replaces the spec-wide X-Client: one value is sent.
+    print(remove.method, remove.url.absoluteString, try remove.headers.values(for: .init("X-Client")))
   } catch {
     print("error: \\(error)")
   }
@@ -118,7 +119,7 @@ struct FixturePackageTests {
     #expect(
       ran.output == """
         GET https://api.example.test/v2/user/check/%2B86%20138?lang=zh&page_size=20 say "hi"
-        DELETE https://api.example.test/v2/users/7/devices/a%20b
+        DELETE https://api.example.test/v2/users/7/devices/a%20b ["fixture-devices"]
 
         """)
     print("fixture package, good spec: \(ContinuousClock.now - started)")

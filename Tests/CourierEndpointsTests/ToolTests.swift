@@ -85,6 +85,17 @@ let badSpecs: [BadSpec] = [
     name: "not a Swift type",
     text: spec(replacing: 9, with: #"      "response": "Phone Check!""#),
     line: 9, column: 19, message: "response 'Phone Check!' is not a Swift type name"),
+  BadSpec(
+    name: "one header twice, in different case",
+    text: spec(
+      replacing: 8,
+      with:
+        #"      "parameters": [{ "name": "phone" }], "headers": { "Accept": "a", "accept": "b" },"#
+    ),
+    line: 8, column: 72,
+    message:
+      "header 'accept' is given twice (as 'Accept' at line 8); header names compare without "
+      + "regard to case"),
 ]
 
 @Suite("courier-endpoints, run as a command", .timeLimit(.minutes(5)))
