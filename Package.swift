@@ -187,7 +187,8 @@ let package = Package(
     ),
     .testTarget(
       name: "CourierEndpointsTests",
-      dependencies: ["CourierEndpointsGenerator", "courier-endpoints"],
+      // CourierCore: the tests type-check generated code against its module.
+      dependencies: ["CourierEndpointsGenerator", "courier-endpoints", "CourierCore"],
       exclude: ["Fixtures"],
       swiftSettings: strictSettings
     ),

@@ -29,9 +29,11 @@ package struct Diagnostic: Error, Hashable, Sendable {
     self.location = location
   }
 
-  /// The line compilers print, which Xcode and SwiftPM show on the spec line.
+  /// The line compilers print, which Xcode and SwiftPM show on the spec line. It is one line
+  /// whatever the spec holds: a control character the message quotes from the spec is written
+  /// as `\u{…}`, so that it cannot start a line of its own that reads like another diagnostic.
   package func formatted(file: String) -> String {
-    "\(file):\(location.line):\(location.column): error: \(message)"
+    SpecText.commentLine("\(file):\(location.line):\(location.column): error: \(message)")
   }
 }
 

@@ -80,6 +80,31 @@ package struct SpecReader {
     return text
   }
 
+  /// A string that goes into a doc comment: line breaks and tabs are allowed (each line
+  /// break starts a comment line), any other control character is reported.
+  private mutating func doc(_ member: JSONNode.Member?) -> String? {
+    guard let member, let text = string(member) else { return nil }
+    if let scalar = SpecText.firstControl(inDoc: text) {
+      report(
+        "the doc holds the control character \(SpecText.codePoint(scalar)); a doc may hold "
+          + "line breaks and tabs but no other control character",
+        at: member.value.location)
+    }
+    return text
+  }
+
+  /// A string that must stay on one line (a path, a name, a content type): any control
+  /// character, line breaks and tabs included, is reported as an error in `what`.
+  private mutating func line(_ member: JSONNode.Member?, what: String) -> String? {
+    guard let member, let text = string(member) else { return nil }
+    if let scalar = SpecText.firstControl(in: text) {
+      report(
+        "\(what) holds the control character \(SpecText.codePoint(scalar)), which cannot be "
+          + "part of it", at: member.value.location)
+    }
+    return text
+  }
+
   private mutating func required(
     _ key: String, in members: [String: JSONNode.Member], of what: String,
     at location: SourceLocation
@@ -157,6 +182,10 @@ package struct SpecReader {
       {
         report(
           "header '\(field.key)' has a control character in its value", at: field.value.location)
+      } else if !value.unicodeScalars.allSatisfy(\.isASCII) {
+        report(
+          "header '\(field.key)' has a non-ASCII character in its value; header values are sent "
+            + "as ASCII (percent-encode the text)", at: field.value.location)
       }
       headers.append(Spec.Header(name: field.key, value: value))
     }
@@ -215,7 +244,7 @@ package struct SpecReader {
               "group '\(entry.key)' must be a dotted path of namespaces in upper camel case",
               at: entry.keyLocation)
           }
-          if let doc = string(entry) { groups[entry.key] = doc }
+          if let text = doc(entry) { groups[entry.key] = text }
         }
       } else {
         report(
@@ -224,7 +253,7 @@ package struct SpecReader {
       }
     }
     var basePath: String?
-    if let member = top["basePath"], let value = string(member) {
+    if let member = top["basePath"], let value = line(member, what: "basePath") {
       if value.contains("{") || value.contains("}") || value.contains("?")
         || value.contains("#")
       {
@@ -265,7 +294,7 @@ package struct SpecReader {
     }
     return Spec(
       version: version, namespace: namespace, access: access, imports: imports,
-      doc: string(top["doc"]), groups: groups, basePath: basePath,
+      doc: doc(top["doc"]), groups: groups, basePath: basePath,
       headers: headers, envelope: sharedEnvelope, endpoints: endpoints)
   }
 
@@ -456,7 +485,7 @@ package struct SpecReader {
     var path = ""
     var fullPath = ""
     if let member = required("path", in: fields, of: what, at: node.location),
-      let text = string(member)
+      let text = line(member, what: "path")
     {
       path = text
       checkPath(member.value, text, parameters: parameters)
@@ -521,7 +550,7 @@ package struct SpecReader {
     if let member = fields["envelope"] { endpointEnvelope = self.envelope(member) }
 
     return Spec.Endpoint(
-      name: name, doc: string(fields["doc"]), method: method, path: path, fullPath: fullPath,
+      name: name, doc: doc(fields["doc"]), method: method, path: path, fullPath: fullPath,
       parameters: parameters, query: query, headers: headers(fields["headers"]), body: body,
       response: response, decodeAt: decodeAt, envelope: endpointEnvelope, retry: retry,
       retryable: bool(fields["retryable"]) ?? false, timeout: seconds(fields["timeout"]),
@@ -593,7 +622,7 @@ package struct SpecReader {
     for element in elements {
       guard let fields = members(element, of: what, allowed: Self.parameterKeys),
         let nameMember = required("name", in: fields, of: what, at: element.location),
-        let name = string(nameMember)
+        let name = line(nameMember, what: "the name of \(what)")
       else { continue }
       let location = nameMember.value.location
       if let first = seen[name] {
@@ -640,7 +669,7 @@ package struct SpecReader {
       result.append(
         Spec.Parameter(
           name: name, label: label, type: type, optional: optional,
-          doc: string(fields["doc"]), location: location))
+          doc: doc(fields["doc"]), location: location))
     }
     return result
   }
@@ -672,7 +701,7 @@ package struct SpecReader {
     } else if encoding == .json {
       report("a json body needs a 'type' (an Encodable type)", at: member.value.location)
     }
-    let contentType = string(fields["contentType"])
+    let contentType = line(fields["contentType"], what: "contentType")
     if encoding == .data && contentType == nil {
       report("a data body needs a 'contentType'", at: member.value.location)
     }
@@ -689,7 +718,7 @@ package struct SpecReader {
     }
     return Spec.Body(
       encoding: encoding, type: type, contentType: contentType, label: label,
-      doc: string(fields["doc"]))
+      doc: doc(fields["doc"]))
   }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// The root of this checkout, found from this file's path.
 let repositoryRoot = URL(fileURLWithPath: #filePath)
@@ -86,4 +87,50 @@ func temporaryDirectory(_ name: String) throws -> URL {
     .appendingPathComponent("\(name)-\(UUID().uuidString)")
   try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
   return url
+}
+
+/// The directory the tests were built into (`.build/debug`), which holds `Modules/` with the
+/// `CourierCore` module the generated code imports.
+func buildProductsDirectory() -> URL? {
+  toolURL()?.deletingLastPathComponent()
+}
+
+/// The module name generated code is type-checked in, so that a spec can name a type as
+/// `Fixture.User`.
+let typecheckModule = "Fixture"
+
+/// Types a spec can name, as a target that uses the plugin declares them.
+let typecheckModels = """
+  import Foundation
+
+  public struct User: Codable, Sendable { public let id: Int }
+  public struct Device: Codable, Sendable { public let name: String }
+  """
+
+/// Type-checks Swift sources (file name → text) in one module against the `CourierCore` this
+/// checkout built, as a target using the plugin compiles them: Swift 6, warnings as errors.
+func typecheck(_ files: [String: String]) async throws -> ProcessResult {
+  let swift = try #require(swiftURL(), "no swift driver on PATH or in /opt/swift")
+  let swiftc = swift.deletingLastPathComponent().appendingPathComponent("swiftc")
+  let modules = try #require(
+    buildProductsDirectory()?.appendingPathComponent("Modules"),
+    "the tests were not built next to courier-endpoints (run swift build --build-tests)")
+  #expect(
+    FileManager.default.fileExists(
+      atPath: modules.appendingPathComponent("CourierCore.swiftmodule").path),
+    "no CourierCore.swiftmodule in \(modules.path)")
+  let directory = try temporaryDirectory("courier-endpoints-typecheck")
+  defer { try? FileManager.default.removeItem(at: directory) }
+  var paths: [String] = []
+  for (name, text) in files.sorted(by: { $0.key < $1.key }) {
+    let url = directory.appendingPathComponent(name)
+    try Data(text.utf8).write(to: url)
+    paths.append(url.path)
+  }
+  return try await run(
+    swiftc,
+    [
+      "-typecheck", "-swift-version", "6", "-warnings-as-errors", "-parse-as-library",
+      "-module-name", typecheckModule, "-package-name", typecheckModule, "-I", modules.path,
+    ] + paths)
 }

@@ -96,6 +96,26 @@ let badSpecs: [BadSpec] = [
     message:
       "header 'accept' is given twice (as 'Accept' at line 8); header names compare without "
       + "regard to case"),
+  BadSpec(
+    name: "a control character in a doc",
+    text: spec(replacing: 6, with: #"      "method": "GET", "doc": "a\u0007b","#),
+    line: 6, column: 31,
+    message: "the doc holds the control character U+0007; a doc may hold line breaks and tabs"),
+  BadSpec(
+    name: "a line break in a path",
+    text: spec(replacing: 7, with: #"      "path": "user/check/{phone}\r","#),
+    line: 7, column: 15,
+    message: "path holds the control character U+000D, which cannot be part of it"),
+  BadSpec(
+    name: "a non-ASCII header value",
+    text: spec(
+      replacing: 8,
+      with: #"      "parameters": [{ "name": "phone" }], "headers": { "X-Name": "é" },"#
+    ),
+    line: 8, column: 67,
+    message:
+      "header 'X-Name' has a non-ASCII character in its value; header values are sent as ASCII"
+  ),
 ]
 
 @Suite("courier-endpoints, run as a command", .timeLimit(.minutes(5)))

@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+
+@testable import CourierEndpointsGenerator
+
+/// A JSON value, written with its keys in order, for specs the tests build.
+indirect enum JSONValue {
+  case string(String)
+  case number(String)
+  case bool(Bool)
+  case array([JSONValue])
+  case object([(String, JSONValue)])
+
+  /// The value as JSON text: strings escape `"`, `\` and C0 controls (as JSON requires) and
+  /// keep every other character as it is.
+  var text: String {
+    switch self {
+    case .string(let value): Self.quoted(value)
+    case .number(let value): value
+    case .bool(let value): value ? "true" : "false"
+    case .array(let elements): "[" + elements.map(\.text).joined(separator: ", ") + "]"
+    case .object(let members):
+      "{" + members.map { Self.quoted($0.0) + ": " + $0.1.text }.joined(separator: ", ") + "}"
+    }
+  }
+
+  static func quoted(_ value: String) -> String {
+    var result = "\""
+    for scalar in value.unicodeScalars {
+      switch scalar {
+      case "\"": result += "\\\""
+      case "\\": result += "\\\\"
+      case _ where scalar.value < 0x20:
+        let hex = String(scalar.value, radix: 16)
+        result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+      default: result.unicodeScalars.append(scalar)
+      }
+    }
+    return result + "\""
+  }
+}
+
+/// The text that the issue's injection put in a doc, after a line break.
+let injection = #"public static let injected: Int = { print("ran"); return 1 }()"#
+
+@Suite(
+  "Spec text reaches the generated code only in comments and literals", .timeLimit(.minutes(5)))
+struct SpecTextTests {
+  /// A spec whose every doc (the namespace's, a group's, an endpoint's, its parameters' and
+  /// its body's) is `doc`.
+  func spec(doc: String) -> String {
+    let doc = JSONValue.string(doc)
+    return JSONValue.object([
+      ("version", .number("1")), ("imports", .array([.string("CourierCore")])), ("doc", doc),
+      ("groups", .object([("Users", doc)])),
+      (
+        "endpoints",
+        .array([
+          .object([
+            ("name", .string("Users.create")), ("doc", doc), ("method", .string("POST")),
+            ("path", .string("users/{id}")),
+            ("parameters", .array([.object([("name", .string("id")), ("doc", doc)])])),
+            ("query", .array([.object([("name", .string("q")), ("doc", doc)])])),
+            ("body", .object([("type", .string("User")), ("doc", doc)])),
+            ("response", .string("[User]")),
+          ])
+        ])
+      ),
+    ]).text
+  }
+
+  @Test(
+    "a line break of any kind in a doc starts a comment line, and what follows stays a comment",
+    arguments: [
+      ("CR", "\r"), ("CR LF", "\r\n"), ("LF", "\n"), ("VT", "\u{B}"), ("FF", "\u{C}"),
+      ("NEL", "\u{85}"), ("LS", "\u{2028}"), ("PS", "\u{2029}"),
+    ])
+  func docLineBreaks(name: String, separator: String) async throws {
+    let spec = try SpecReader.read(Array(spec(doc: "Lists users." + separator + injection).utf8))
+    let source = Generator.generate(spec, specFileName: "API.endpoints.json")
+    // The only line break in the file is LF, and the injected text is the start of a doc line.
+    #expect(source.unicodeScalars.allSatisfy { $0 == "\n" || !SwiftTokens.isControl($0) })
+    for line in source.split(separator: "\n") where line.contains("injected") {
+      #expect(line.drop(while: { $0 == " " }).hasPrefix("/// "), "\(name): \(line)")
+    }
+    let compiled = try await typecheck(["API.swift": source, "Models.swift": typecheckModels])
+    #expect(compiled.status == 0, "\(name): swiftc said:\n\(compiled.combined)")
+    // Code that uses what the injection would declare does not compile: it declared nothing.
+    let probe = "func probe() -> Int { API.injected + API.Users.injected }\n"
+    let probed = try await typecheck([
+      "API.swift": source, "Models.swift": typecheckModels, "Probe.swift": probe,
+    ])
+    #expect(probed.status != 0)
+    #expect(
+      probed.combined.contains("type 'API' has no member 'injected'")
+        && probed.combined.contains("type 'API.Users' has no member 'injected'"),
+      "\(name): swiftc said:\n\(probed.combined)")
+  }
+
+  @Test("a string literal escapes everything that could end it, interpolate or hide")
+  func literalEscapes() {
+    #expect(Generator.literal(#"\(x) "# + "\"#") == ##""\\(x) \"#""##)
+    #expect(
+      Generator.literal("a\u{2028}b\u{2029}c\u{85}d\u{202E}e\u{200B}f\u{A0}g\u{E000}h\u{FFFE}")
+        == #""a\u{2028}b\u{2029}c\u{85}d\u{202E}e\u{200B}f\u{A0}g\u{E000}h\u{FFFE}""#)
+    #expect(Generator.literal("é😀 ع") == "\"é😀 ع\"")
+  }
+
+  @Test("the spec's file name cannot end the header comment")
+  func fileName() throws {
+    let spec = try SpecReader.read(Array(validLines.joined(separator: "\n").utf8))
+    let source = Generator.generate(spec, specFileName: "A\r\nimport Evil\u{2028}.endpoints.json")
+    #expect(
+      source.hasPrefix(#"// Generated by courier-endpoints from A\u{D}\u{A}import Evil\u{2028}"#))
+    #expect(try SwiftTokens.lex(source).first == .word("import"))
+  }
+}
