@@ -3,7 +3,11 @@
 ///
 /// Text from the spec reaches the source only inside `///` comments, which it cannot end
 /// (``SpecText/commentLines(_:)``), and inside string literals, which escape it completely
-/// (``literal(_:)``).
+/// (``literal(_:)``). The types the generator names itself are written with their module
+/// (`CourierCore.Endpoint`, `Foundation.Data`, `Swift.String`), so that a namespace of the
+/// spec or a type of the target cannot stand in for them; the types the spec names are
+/// written as the spec writes them, and ``SpecReader`` refuses a namespace that would hide
+/// one of them.
 ///
 /// The output is laid out the way `swift format` lays it out (two-space indents, lines of at
 /// most 100 columns, long signatures broken after the parenthesis), so the generated file
@@ -190,14 +194,14 @@ package struct Generator {
     if let body = endpoint.body {
       switch body.encoding {
       case .json:
-        arguments.append(.text("\(body.label): \(body.type ?? "Data")"))
+        arguments.append(.text("\(body.label): \(body.type ?? "Foundation.Data")"))
         documented.append((body.label, body.doc ?? "The body, sent as JSON."))
       case .data:
-        arguments.append(.text("\(body.label): Data"))
+        arguments.append(.text("\(body.label): Foundation.Data"))
         documented.append(
           (body.label, body.doc ?? "The body, sent as `\(body.contentType ?? "")`."))
       case .multipart:
-        arguments.append(.text("\(body.label): MultipartForm"))
+        arguments.append(.text("\(body.label): CourierCore.MultipartForm"))
         documented.append(
           (body.label, body.doc ?? "The form, sent as `multipart/form-data`."))
       }
@@ -218,7 +222,7 @@ package struct Generator {
     let value = endpoint.response
     call(
       indent, "\(accessPrefix)static func \(endpoint.name.last ?? "endpoint")", arguments,
-      suffix: " -> Endpoint<\(value)> {", hug: false)
+      suffix: " -> CourierCore.Endpoint<\(value)> {", hug: false)
     body(indent + 2, endpoint)
     line(indent, "}")
   }
@@ -267,18 +271,20 @@ package struct Generator {
       modifiers.append((".deadline", [.text(Self.duration(deadline))]))
     }
 
-    let head = "Endpoint<\(endpoint.response)>"
+    let head = "CourierCore.Endpoint<\(endpoint.response)>"
     let headArguments: [Argument] = [
       .text(".\(endpoint.method.lowercased())"), .text(Self.literal(endpoint.fullPath)),
     ]
-    if hasOptionalQuery {
-      call(indent, "var endpoint = " + head, headArguments, hug: modifiers.isEmpty)
-    } else {
-      call(indent, head, headArguments, hug: modifiers.isEmpty)
-    }
+    let headCall = (hasOptionalQuery ? "var endpoint = " : "") + head
+    call(indent, headCall, headArguments, hug: modifiers.isEmpty)
+    // After a head broken over lines, whose `)` has a line of its own, `swift format` puts
+    // the chained modifiers at the head's indent; after a head on one line, one level in.
+    let headLength = (headCall + "(" + headArguments.map(\.flat).joined(separator: ", ") + ")")
+      .count
+    let modifierIndent = indent + headLength <= Self.lineLength ? indent + 2 : indent
     for (index, modifier) in modifiers.enumerated() {
       call(
-        indent + 2, modifier.head, modifier.arguments, hug: index == modifiers.count - 1)
+        modifierIndent, modifier.head, modifier.arguments, hug: index == modifiers.count - 1)
     }
     guard hasOptionalQuery else { return }
     for item in endpoint.query {
@@ -348,7 +354,7 @@ package struct Generator {
         }
       }
       return .call(
-        "EnvelopeRule",
+        "CourierCore.EnvelopeRule",
         [
           .text("code: \(literal(code))"), .text("success: [\(codes.joined(separator: ", "))]"),
           .text("message: [\(message.map(literal).joined(separator: ", "))]"),
@@ -367,7 +373,7 @@ package struct Generator {
       if let baseDelay { arguments.append(.text("baseDelay: \(duration(baseDelay))")) }
       if let multiplier { arguments.append(.text("multiplier: \(multiplier)")) }
       if let maximumDelay { arguments.append(.text("maximumDelay: \(duration(maximumDelay))")) }
-      return arguments.isEmpty ? ".standard" : .call("RetryPolicy", arguments)
+      return arguments.isEmpty ? ".standard" : .call("CourierCore.RetryPolicy", arguments)
     }
   }
 }

@@ -45,6 +45,17 @@ package struct Spec: Sendable {
     return headers.filter { !overridden.contains($0.name.lowercased()) } + endpoint.headers
   }
 
+  /// A type the spec names, and where: ``SpecReader`` checks that no namespace around the
+  /// generated function hides it.
+  package struct TypeUse: Sendable {
+    /// The type as written, such as `[Device]`.
+    package var type: String
+    /// What the type is for, in a diagnostic: `the response`, `path parameter 'id'`.
+    package var role: String
+    /// Where the type is written.
+    package var location: SourceLocation
+  }
+
   /// An envelope rule, as `EnvelopeRule` builds it.
   package enum Envelope: Sendable {
     /// `EnvelopeRule.codeZero`.
@@ -97,7 +108,8 @@ package struct Spec: Sendable {
     package var name: String
     /// The Swift argument label.
     package var label: String
-    /// The Swift type; it must be `LosslessStringConvertible`.
+    /// The Swift type; it must be `LosslessStringConvertible`. `Swift.String` when the spec
+    /// names none.
     package var type: String
     /// Whether the argument is optional and the item left out when `nil` (query only).
     package var optional: Bool
@@ -105,6 +117,8 @@ package struct Spec: Sendable {
     package var doc: String?
     /// Where the parameter's name is written, for diagnostics.
     package var location: SourceLocation
+    /// The type as the spec wrote it, if it names one.
+    package var typeUse: TypeUse?
   }
 
   /// A retry override.
@@ -155,5 +169,9 @@ package struct Spec: Sendable {
     package var deadline: Milliseconds?
     /// Where the endpoint's object starts.
     package var location: SourceLocation
+    /// Where the endpoint's name is written.
+    package var nameLocation: SourceLocation
+    /// The types the endpoint names: its response, its JSON body and its parameters'.
+    package var typeUses: [TypeUse]
   }
 }

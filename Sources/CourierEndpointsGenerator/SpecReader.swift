@@ -212,7 +212,11 @@ package struct SpecReader {
     }
     var namespace = "API"
     if let member = top["namespace"], let name = string(member) {
-      if SwiftNames.isUpperCamel(name) {
+      if SwiftNames.qualifyingModules.contains(name) {
+        report(
+          "namespace '\(name)' would hide the module \(name), whose types the generated code "
+            + "names; choose another name", at: member.value.location)
+      } else if SwiftNames.isUpperCamel(name) {
         namespace = name
       } else {
         report(
@@ -286,6 +290,7 @@ package struct SpecReader {
           }
         }
         checkNamespaceClashes(endpoints)
+        checkHiddenNames(endpoints, namespace: namespace)
       } else {
         report(
           "'endpoints' must be an array of endpoint objects, found \(member.value.kindName)",
@@ -328,6 +333,51 @@ package struct SpecReader {
       report(
         "endpoint '\(endpoint.name.joined(separator: "."))' has the name of a namespace",
         at: endpoint.location)
+    }
+  }
+
+  /// Reports a namespace that would hide a module or a type the generated code names: a
+  /// namespace named like a module the generated code writes in front of its own types
+  /// (``SwiftNames/qualifyingModules``), and a namespace around an endpoint's function that has
+  /// the name a type of the endpoint starts with, since Swift would find the namespace there
+  /// instead of the type (`User.get` returning `User` makes `Endpoint<User>` mean the empty
+  /// enum `API.User`). Either would otherwise be a compile error inside the generated file.
+  private mutating func checkHiddenNames(_ endpoints: [Spec.Endpoint], namespace top: String) {
+    var children: [[String]: Set<String>] = [:]
+    for endpoint in endpoints {
+      for (index, name) in endpoint.name.dropLast().enumerated() {
+        children[Array(endpoint.name[..<index]), default: []].insert(name)
+      }
+    }
+    for endpoint in endpoints {
+      var reported: Set<String> = []
+      for name in endpoint.name.dropLast() where SwiftNames.qualifyingModules.contains(name) {
+        guard reported.insert(name).inserted else { continue }
+        report(
+          "namespace '\(name)' of '\(endpoint.name.joined(separator: "."))' would hide the module "
+            + "\(name), whose types the generated code names; choose another name",
+          at: endpoint.nameLocation)
+      }
+      // What the function's scopes declare, innermost last: the top namespace, then the
+      // namespaces inside each enclosing one.
+      var visible: [String: String] = [top: top]
+      let enclosing = endpoint.name.dropLast()
+      for length in 0...enclosing.count {
+        let path = Array(enclosing.prefix(length))
+        for child in children[path] ?? [] {
+          visible[child] = ([top] + path + [child]).joined(separator: ".")
+        }
+      }
+      for use in endpoint.typeUses {
+        for root in Set(SwiftNames.typeRoots(use.type)).sorted() {
+          guard let namespace = visible[root] else { continue }
+          report(
+            "\(use.role) type '\(use.type)': '\(root)' means the namespace \(namespace) in the "
+              + "generated code, not a type; rename the namespace, or write the type with its "
+              + "module's name (such as MyModule.\(root))",
+            at: use.location)
+        }
+      }
     }
   }
 
@@ -449,9 +499,12 @@ package struct SpecReader {
       } ?? "an endpoint"
 
     var name: [String] = []
+    var nameLocation = node.location
+    var typeUses: [Spec.TypeUse] = []
     if let member = required("name", in: fields, of: what, at: node.location),
       let text = string(member)
     {
+      nameLocation = member.value.location
       let parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
       let namespacesValid = parts.dropLast().allSatisfy(SwiftNames.isUpperCamel)
       if let last = parts.last, SwiftNames.isLowerCamel(last), namespacesValid {
@@ -511,7 +564,7 @@ package struct SpecReader {
 
     var body: Spec.Body?
     if let member = fields["body"] {
-      body = self.body(member)
+      body = self.body(member, typeUses: &typeUses)
       if let body, let first = labels[body.label] {
         report(
           "the body's argument '\(body.label)' has the name of a parameter (line \(first.line)); "
@@ -529,6 +582,8 @@ package struct SpecReader {
     {
       if SwiftNames.isTypeName(text) {
         response = text.trimmingSpaces
+        typeUses.append(
+          Spec.TypeUse(type: response, role: "the response", location: member.value.location))
       } else {
         report("response '\(text)' is not a Swift type name", at: member.value.location)
       }
@@ -549,12 +604,17 @@ package struct SpecReader {
     var endpointEnvelope = envelope
     if let member = fields["envelope"] { endpointEnvelope = self.envelope(member) }
 
+    for parameter in parameters + query {
+      if let use = parameter.typeUse { typeUses.append(use) }
+    }
+
     return Spec.Endpoint(
       name: name, doc: doc(fields["doc"]), method: method, path: path, fullPath: fullPath,
       parameters: parameters, query: query, headers: headers(fields["headers"]), body: body,
       response: response, decodeAt: decodeAt, envelope: endpointEnvelope, retry: retry,
       retryable: bool(fields["retryable"]) ?? false, timeout: seconds(fields["timeout"]),
-      deadline: seconds(fields["deadline"]), location: node.location)
+      deadline: seconds(fields["deadline"]), location: node.location, nameLocation: nameLocation,
+      typeUses: typeUses)
   }
 
   /// Checks the `{name}` parts of a path against the declared path parameters.
@@ -652,13 +712,19 @@ package struct SpecReader {
           at: location)
         continue
       }
-      var type = "String"
+      var type = "Swift.String"
+      var typeUse: Spec.TypeUse?
       if let typeMember = fields["type"], let text = string(typeMember) {
-        if SwiftNames.isTypeName(text) && !text.hasSuffix("?") {
+        let optionalType = text.trimmingSpaces.hasSuffix("?")
+        if SwiftNames.isTypeName(text) && !optionalType {
           type = text.trimmingSpaces
+          typeUse = Spec.TypeUse(
+            type: type, role: "\(inPath ? "path" : "query") parameter '\(name)'",
+            location: typeMember.value.location)
         } else {
           report(
-            "type '\(text)' is not a Swift type name (write optional: true instead of '?')",
+            "type '\(text)' is not a Swift type name"
+              + (optionalType ? " (write optional: true instead of '?')" : ""),
             at: typeMember.value.location)
         }
       }
@@ -669,12 +735,14 @@ package struct SpecReader {
       result.append(
         Spec.Parameter(
           name: name, label: label, type: type, optional: optional,
-          doc: doc(fields["doc"]), location: location))
+          doc: doc(fields["doc"]), location: location, typeUse: typeUse))
     }
     return result
   }
 
-  private mutating func body(_ member: JSONNode.Member) -> Spec.Body? {
+  private mutating func body(
+    _ member: JSONNode.Member, typeUses: inout [Spec.TypeUse]
+  ) -> Spec.Body? {
     guard let fields = members(member.value, of: "a body", allowed: Self.bodyKeys) else {
       return nil
     }
@@ -695,6 +763,8 @@ package struct SpecReader {
           "'type' is for json bodies; a \(encoding) body's type is fixed", at: field.keyLocation)
       } else if SwiftNames.isTypeName(text) {
         type = text.trimmingSpaces
+        typeUses.append(
+          Spec.TypeUse(type: text.trimmingSpaces, role: "the body", location: field.value.location))
       } else {
         report("type '\(text)' is not a Swift type name", at: field.value.location)
       }

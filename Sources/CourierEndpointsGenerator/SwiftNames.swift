@@ -48,11 +48,29 @@ package enum SwiftNames {
     return isLowerCamel(result) ? result : nil
   }
 
+  /// The modules whose names the generated code writes in front of the types it names itself
+  /// (`CourierCore.Endpoint`, `Foundation.Data`, `Swift.String`), so that nothing the spec or
+  /// its target declares can stand in for them. A namespace of one of these names would hide
+  /// the module, so the spec may not declare one.
+  static let qualifyingModules: Set<String> = ["CourierCore", "Foundation", "Swift"]
+
   /// Whether `type` is a Swift type as a spec may write it: a dotted name with generic
-  /// arguments, `[Element]`, `[Key: Value]`, each optionally followed by `?`.
+  /// arguments, `[Element]`, `[Key: Value]`, each optionally followed by `?`. `Self` and `Any`
+  /// are refused: in the generated code `Self` is the enclosing namespace, and `Any` is neither
+  /// `Sendable` nor `Decodable`.
   static func isTypeName(_ type: String) -> Bool {
     var scanner = TypeScanner(Array(type.unicodeScalars))
     return scanner.type() && scanner.atEnd
+  }
+
+  /// The first name of every dotted name in `type` (`Result<API.User, Never>` → `Result`,
+  /// `API`, `Never`): the names Swift looks up from the place the type is written, which a
+  /// namespace of the same name around that place hides. Empty when `type` is not a type
+  /// name.
+  static func typeRoots(_ type: String) -> [String] {
+    var scanner = TypeScanner(Array(type.unicodeScalars))
+    guard scanner.type(), scanner.atEnd else { return [] }
+    return scanner.roots
   }
 
   private static func isLetter(_ scalar: Unicode.Scalar) -> Bool {
@@ -67,6 +85,8 @@ package enum SwiftNames {
     let scalars: [Unicode.Scalar]
     var index = 0
     var depth = 0
+    /// The first identifier of each dotted name read so far.
+    var roots: [String] = []
 
     init(_ scalars: [Unicode.Scalar]) { self.scalars = scalars }
 
@@ -93,8 +113,9 @@ package enum SwiftNames {
         if take(":") { guard type() else { return false } }
         guard take("]") else { return false }
       } else {
-        guard identifier() else { return false }
-        while take(".") { guard identifier() else { return false } }
+        guard let root = identifier() else { return false }
+        roots.append(root)
+        while take(".") { guard identifier() != nil else { return false } }
         if take("<") {
           repeat { guard type() else { return false } } while take(",")
           guard take(">") else { return false }
@@ -105,7 +126,8 @@ package enum SwiftNames {
       return true
     }
 
-    mutating func identifier() -> Bool {
+    /// The identifier at the current position, or `nil` when there is none or it is a keyword.
+    mutating func identifier() -> String? {
       skipSpaces()
       let start = index
       while index < scalars.count,
@@ -114,9 +136,9 @@ package enum SwiftNames {
       {
         index += 1
       }
-      guard index > start else { return false }
+      guard index > start else { return nil }
       let name = String(String.UnicodeScalarView(scalars[start..<index]))
-      return !keywords.contains(name) || name == "Any" || name == "Self"
+      return keywords.contains(name) ? nil : name
     }
   }
 }

@@ -86,6 +86,27 @@ let badSpecs: [BadSpec] = [
     text: spec(replacing: 9, with: #"      "response": "Phone Check!""#),
     line: 9, column: 19, message: "response 'Phone Check!' is not a Swift type name"),
   BadSpec(
+    name: "a control character in a doc",
+    text: spec(replacing: 6, with: #"      "method": "GET", "doc": "a\u0007b","#),
+    line: 6, column: 31,
+    message: "the doc holds the control character U+0007; a doc may hold line breaks and tabs"),
+  BadSpec(
+    name: "a line break in a path",
+    text: spec(replacing: 7, with: #"      "path": "user/check/{phone}\r","#),
+    line: 7, column: 15,
+    message: "path holds the control character U+000D, which cannot be part of it"),
+  BadSpec(
+    name: "a namespace that hides the response type",
+    text: spec(replacing: 9, with: #"      "response": "User""#),
+    line: 9, column: 19,
+    message: "the response type 'User': 'User' means the namespace API.User in the generated "
+      + "code, not a type; rename the namespace, or write the type with its module's name"),
+  BadSpec(
+    name: "a namespace named like a module the generated code names",
+    text: spec(replacing: 5, with: #"      "name": "Foundation.check","#),
+    line: 5, column: 15,
+    message: "namespace 'Foundation' of 'Foundation.check' would hide the module Foundation"),
+  BadSpec(
     name: "one header twice, in different case",
     text: spec(
       replacing: 8,
@@ -96,16 +117,6 @@ let badSpecs: [BadSpec] = [
     message:
       "header 'accept' is given twice (as 'Accept' at line 8); header names compare without "
       + "regard to case"),
-  BadSpec(
-    name: "a control character in a doc",
-    text: spec(replacing: 6, with: #"      "method": "GET", "doc": "a\u0007b","#),
-    line: 6, column: 31,
-    message: "the doc holds the control character U+0007; a doc may hold line breaks and tabs"),
-  BadSpec(
-    name: "a line break in a path",
-    text: spec(replacing: 7, with: #"      "path": "user/check/{phone}\r","#),
-    line: 7, column: 15,
-    message: "path holds the control character U+000D, which cannot be part of it"),
   BadSpec(
     name: "a non-ASCII header value",
     text: spec(
@@ -155,7 +166,8 @@ struct ToolTests {
     #expect(written.status == 0)
     #expect(written.combined.isEmpty)
     let file = try String(contentsOf: outputURL, encoding: .utf8)
-    #expect(file.contains("static func check(phone: String) -> Endpoint<PhoneCheck> {"))
+    #expect(
+      file.contains("static func check(phone: Swift.String) -> CourierCore.Endpoint<PhoneCheck> {"))
     let printed = try await run(try tool(), [specURL.path])
     #expect(printed.status == 0)
     #expect(printed.output == file)
