@@ -13,7 +13,8 @@ import Synchronization
 /// - the document is one ``FastJSONDocument`` does not take (see there);
 /// - decoding asked for something this path leaves alone: `Float`, `Decimal`, `Data`, an
 ///   integer written with a fraction or an exponent, a number out of `Double`'s range, a key
-///   of an object with two keys that hash the same, a URL `URL(string:)` refuses;
+///   of an object with two keys that hash the same (keys equal only after Unicode
+///   normalisation hash the same), a URL `URL(string:)` refuses;
 /// - anything threw, even an error the type caught and recovered from (`try?`): the type
 ///   might have recovered differently from `JSONDecoder`'s error.
 ///

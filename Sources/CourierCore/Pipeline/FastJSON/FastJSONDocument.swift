@@ -28,7 +28,8 @@ final class FastJSONDocument {
     var end: Int32
     /// The index of the first node after this one's subtree.
     var next: Int32
-    /// Containers: the number of members or elements. Keys: their FNV-1a hash.
+    /// Containers: the number of members or elements. Keys: ``FastJSONDocument/hash(_:)`` of
+    /// their text.
     var count: UInt32
   }
 
@@ -71,27 +72,50 @@ final class FastJSONDocument {
     return String(decoding: unescaped(start, end), as: UTF8.self)
   }
 
-  /// Whether a key node's text is `key`'s UTF-8 bytes (callers compare the hashes first).
+  /// Whether a key node's text is `key` as `String` compares them, by canonical equivalence,
+  /// as `JSONDecoder` finds members (callers compare the hashes first). Equal bytes are equal
+  /// text; different bytes are different text when both are ASCII, and are compared as
+  /// `String`s otherwise (`"cafe\u{301}"` is `"café"`).
   func keyEquals(_ node: Node, _ key: String) -> Bool {
     let start = Int(node.start)
     let end = Int(node.end)
     var key = key
-    if node.kind == .string {
-      return key.withUTF8 { utf8 in
-        utf8.count == end - start
-          && bytes.withUnsafeBufferPointer {
-            utf8.elementsEqual(UnsafeBufferPointer(rebasing: $0[start..<end]))
-          }
-      }
+    let text: [UInt8]? = node.kind == .string ? nil : unescaped(start, end)
+    let sameBytes = key.withUTF8 { utf8 in
+      if let text { return utf8.elementsEqual(text) }
+      return utf8.count == end - start
+        && bytes.withUnsafeBufferPointer {
+          utf8.elementsEqual(UnsafeBufferPointer(rebasing: $0[start..<end]))
+        }
     }
-    let decoded = unescaped(start, end)
-    return key.withUTF8 { $0.elementsEqual(decoded) }
+    if sameBytes { return true }
+    let keyIsASCII = key.utf8.allSatisfy { $0 < 0x80 }
+    let nodeIsASCII =
+      if let text { text.allSatisfy { $0 < 0x80 } } else {
+        bytes[start..<end].allSatisfy { $0 < 0x80 }
+      }
+    guard !keyIsASCII || !nodeIsASCII else { return false }
+    return string(node) == key
   }
 
-  /// FNV-1a over a key's UTF-8 bytes, as stored in key nodes.
-  static func hash<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> UInt32 {
+  /// FNV-1a over the UTF-8 of a key's text in Unicode's canonical composition (NFC), as stored
+  /// in key nodes: two keys that `String` calls equal (canonically equivalent) hash alike, so
+  /// a lookup finds a key however it is composed, and duplicate detection sees keys equal
+  /// only after normalisation. ASCII text is its own NFC: its bytes are hashed as they are,
+  /// and only a key with a byte above 0x7F pays for the normalisation.
+  static func hash<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> UInt32 {
     var hash: UInt32 = 0x811C_9DC5
-    for byte in bytes { hash = (hash ^ UInt32(byte)) &* 0x0100_0193 }
+    var bits: UInt8 = 0
+    for byte in bytes {
+      hash = (hash ^ UInt32(byte)) &* 0x0100_0193
+      bits |= byte
+    }
+    guard bits >= 0x80 else { return hash }
+    hash = 0x811C_9DC5
+    // The standard library's own NFC, by which `String` compares and hashes.
+    String(decoding: bytes, as: UTF8.self)._withNFCCodeUnits { byte in
+      hash = (hash ^ UInt32(byte)) &* 0x0100_0193
+    }
     return hash
   }
 
@@ -179,7 +203,8 @@ final class FastJSONDocument {
     }
 
     /// Whether two keys of the object at `position` hash the same (then `JSONDecoder`
-    /// decides, even when the keys only collide).
+    /// decides, even when the keys only collide). Keys equal only after normalisation hash
+    /// the same (see ``FastJSONDocument/hash(_:)``).
     private static func hasDuplicateKeys(_ nodes: [Node], object position: Int) -> Bool {
       let count = Int(nodes[position].count)
       if count > 16 {
@@ -212,7 +237,7 @@ final class FastJSONDocument {
         kind: shape.hasEscapes ? .escapedString : .string, start: Int32(start), end: Int32(end),
         next: Int32(nodes.count + 1), count: 0)
       if key {
-        // Hash what the key means, not how it is written.
+        // Hash what the key means, not how it is written (escapes decoded, NFC).
         node.count =
           shape.hasEscapes
           ? FastJSONDocument.hash(FastJSONDocument.unescape(cursor.bytes, start, end))

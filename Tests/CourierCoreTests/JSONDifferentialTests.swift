@@ -1,0 +1,85 @@
+import CourierCore
+import CourierTesting
+import Foundation
+import Testing
+
+/// What `client.send` decodes from JSON is what `JSONDecoder` decodes, in the cases where
+/// Courier's own decoding path used to answer differently.
+@Suite("JSON decoding agrees with JSONDecoder", .timeLimit(.minutes(1)))
+struct JSONDecodingAgreementTests {
+  /// `é` composed (U+00E9) and decomposed (`e` + U+0301): equal `String`s, different bytes.
+  static let composed = "caf\u{E9}"
+  static let decomposed = "cafe\u{301}"
+
+  /// What `client.send(Endpoint<Value>)` returns for `json` over a stub.
+  static func send<Value: Decodable & Sendable>(
+    _ type: Value.Type, _ json: String, decoder: JSONDecoder = JSONDecoder()
+  ) async throws -> Value {
+    let client = Client(
+      baseURL: testBase, transport: StubTransport([.json(json)]), decoder: decoder)
+    return try await client.send(Endpoint<Value>(.get, "value"))
+  }
+
+  /// What plain `JSONDecoder` decodes from `json`.
+  static func foundation<Value: Decodable>(_ type: Value.Type, _ json: String) throws -> Value {
+    try JSONDecoder().decode(type, from: Data(json.utf8))
+  }
+
+  struct Cafe: Decodable, Equatable, Sendable {
+    let café: String?
+  }
+
+  struct Order: Decodable, Equatable, Sendable {
+    let café: Int
+  }
+
+  /// A model whose key is written decomposed in the source.
+  struct DecomposedKey: Decodable, Equatable, Sendable {
+    let drink: String?
+    enum CodingKeys: String, CodingKey { case drink = "cafe\u{301}" }
+  }
+
+  @Test("a key is found whether the body composes or decomposes its accents")
+  func normalisedKeys() async throws {
+    for json in [
+      "{\"\(Self.decomposed)\":\"latte\"}",
+      #"{"cafe\u0301":"latte"}"#,
+      "{\"\(Self.composed)\":\"latte\"}",
+    ] {
+      #expect(try Self.foundation(Cafe.self, json) == Cafe(café: "latte"))
+      #expect(try await Self.send(Cafe.self, json) == Cafe(café: "latte"), "\(json)")
+      #expect(try await Self.send(DecomposedKey.self, json) == DecomposedKey(drink: "latte"))
+    }
+    // U+212A KELVIN SIGN is canonically equivalent to the letter K.
+    struct Kelvin: Decodable, Equatable, Sendable {
+      let key: Int?
+      enum CodingKeys: String, CodingKey { case key = "Key" }
+    }
+    let kelvin = "{\"\u{212A}ey\":7}"
+    #expect(try Self.foundation(Kelvin.self, kelvin) == Kelvin(key: 7))
+    #expect(try await Self.send(Kelvin.self, kelvin) == Kelvin(key: 7))
+    // Combining marks of different classes in either order are the same text.
+    struct Marks: Decodable, Equatable, Sendable {
+      let value: Int?
+      enum CodingKeys: String, CodingKey { case value = "e\u{323}\u{302}" }
+    }
+    let marks = "{\"e\u{302}\u{323}\":3}"
+    #expect(try Self.foundation(Marks.self, marks) == Marks(value: 3))
+    #expect(try await Self.send(Marks.self, marks) == Marks(value: 3))
+  }
+
+  @Test(
+    "keys equal only after normalisation pick JSONDecoder's winner, in a struct and a dictionary")
+  func normalisedDuplicates() async throws {
+    for (first, second) in [
+      (Self.decomposed, Self.composed), (Self.composed, Self.decomposed),
+    ] {
+      let json = "{\"\(first)\":1,\"\(second)\":2}"
+      let expected = try Self.foundation(Order.self, json)
+      #expect(try await Self.send(Order.self, json) == expected, "\(json.unicodeScalars)")
+      let dictionary = try Self.foundation([String: Int].self, json)
+      #expect(try await Self.send([String: Int].self, json) == dictionary)
+      #expect(dictionary.count == 1)
+    }
+  }
+}
