@@ -82,4 +82,68 @@ struct JSONDecodingAgreementTests {
       #expect(dictionary.count == 1)
     }
   }
+
+  struct Wide: Decodable, Equatable, Sendable {
+    let v: Int128?
+    let u: UInt128?
+    init(_ v: Int128?, _ u: UInt128?) {
+      self.v = v
+      self.u = u
+    }
+    init(from decoder: any Decoder) throws {
+      let container = try decoder.container(keyedBy: CodingKeys.self)
+      v = try? container.decode(Int128.self, forKey: .v)
+      u = try? container.decode(UInt128.self, forKey: .u)
+    }
+    enum CodingKeys: String, CodingKey { case v, u }
+  }
+
+  /// An `Int128` read through a single-value container and an unkeyed one.
+  struct WideElements: Decodable, Equatable, Sendable {
+    let single: Int128
+    let elements: [UInt128]
+    init(from decoder: any Decoder) throws {
+      var container = try decoder.unkeyedContainer()
+      single = try container.decode(Int128.self)
+      var elements: [UInt128] = []
+      while !container.isAtEnd { elements.append(try container.decode(UInt128.self)) }
+      self.elements = elements
+    }
+  }
+
+  @Test("Int128 and UInt128 decode as JSONDecoder decodes them, in every kind of container")
+  func wideIntegers() async throws {
+    let json =
+      #"{"v":170141183460469231731687303715884105727,"u":340282366920938463463374607431768211455}"#
+    let wide = try await Self.send(Wide.self, json)
+    #expect(wide == Wide(Int128.max, UInt128.max))
+    #expect(wide == (try Self.foundation(Wide.self, json)))
+    let negative = #"{"v":-170141183460469231731687303715884105728,"u":18446744073709551616}"#
+    #expect(
+      try await Self.send(Wide.self, negative) == Wide(Int128.min, UInt128(1) << 64))
+    let array = "[-9223372036854775809, 0, 18446744073709551615, 1e2]"
+    let elements = try await Self.send(WideElements.self, array)
+    #expect(elements == (try Self.foundation(WideElements.self, array)))
+    #expect(elements.single == Int128(Int64.min) - 1)
+    #expect(elements.elements == [0, UInt128(UInt64.max), 100])
+    #expect(try await Self.send([Int128].self, "[1e2, -0]") == [100, 0])
+  }
+
+  @Test(
+    "an Int128 or UInt128 its type cannot hold fails as JSONDecoder fails",
+    arguments: [
+      "170141183460469231731687303715884105728", "-170141183460469231731687303715884105729",
+      "340282366920938463463374607431768211456", "1.5", "1e40", "\"1\"", "null",
+      "99999999999999999999999999999999999999999",
+    ])
+  func wideIntegerErrors(literal: String) async throws {
+    let json = #"{"v":\#(literal),"u":\#(literal)}"#
+    let wide = try await Self.send(Wide.self, json)
+    #expect(wide == (try Self.foundation(Wide.self, json)))
+    struct Strict: Decodable, Sendable { let v: Int128 }
+    #expect(throws: (any Error).self) { try Self.foundation(Strict.self, json) }
+    let error = await courierError { try await Self.send(Strict.self, json) }
+    #expect(error?.kind == .decoding)
+    #expect(error?.underlying is DecodingError)
+  }
 }

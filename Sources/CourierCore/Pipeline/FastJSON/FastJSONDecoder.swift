@@ -204,18 +204,23 @@ final class FastJSONState {
     let end = Int(value.end)
     let negative = bytes[index] == 0x2D
     if negative { index += 1 }
-    // 19 digits always fit in a UInt64.
+    // 19 digits always fit in a UInt64; more, and the most negative Int64 and beyond, are
+    // read in 128 bits.
     guard end - index <= 19 else {
-      throw leaveNumber(path(), node, "does not fit in \(Value.self)")
+      return try wideInteger(type, node, negative: negative, digits: index..<end, path)
     }
+    let digits = index..<end
     var magnitude: UInt64 = 0
     while index < end {
       magnitude = magnitude * 10 + UInt64(bytes[index] &- 0x30)
       index += 1
     }
     if negative {
-      guard Value.isSigned, magnitude <= UInt64(Int64.max) else {
+      guard Value.isSigned else {
         throw leaveNumber(path(), node, "does not fit in \(Value.self)")
+      }
+      guard magnitude <= UInt64(Int64.max) else {
+        return try wideInteger(type, node, negative: true, digits: digits, path)
       }
       guard let result = Value(exactly: -Int64(magnitude)) else {
         throw leaveNumber(path(), node, "does not fit in \(Value.self)")
@@ -225,6 +230,37 @@ final class FastJSONState {
     guard let result = Value(exactly: magnitude) else {
       throw leaveNumber(path(), node, "does not fit in \(Value.self)")
     }
+    return result
+  }
+
+  /// An integer literal of more than 19 digits, or a negative one beyond `Int64`, read in
+  /// 128 bits: `UInt64`'s largest values, `Int64.min`, and `Int128` and `UInt128` whole.
+  /// Apart from ``integer(_:_:_:)`` so that the common case stays small.
+  @inline(never)
+  private func wideInteger<Value: FixedWidthInteger>(
+    _ type: Value.Type, _ node: Int, negative: Bool, digits: Range<Int>, _ path: Path
+  ) throws -> Value {
+    let bytes = document.bytes
+    var magnitude: UInt128 = 0
+    var overflow = digits.count > 39
+    for index in digits where !overflow {
+      let (product, carried) = magnitude.multipliedReportingOverflow(by: 10)
+      let (sum, added) = product.addingReportingOverflow(UInt128(bytes[index] &- 0x30))
+      magnitude = sum
+      overflow = carried || added
+    }
+    let result: Value?
+    if overflow {
+      result = nil
+    } else if negative {
+      let limit = UInt128(1) << 127
+      result =
+        magnitude > limit
+        ? nil : Value(exactly: magnitude == limit ? Int128.min : -Int128(magnitude))
+    } else {
+      result = Value(exactly: magnitude)
+    }
+    guard let result else { throw leaveNumber(path(), node, "does not fit in \(Value.self)") }
     return result
   }
 
@@ -385,6 +421,10 @@ struct FastJSONKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
   func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try integer(type, key) }
 
+  func decode(_ type: Int128.Type, forKey key: Key) throws -> Int128 { try integer(type, key) }
+
+  func decode(_ type: UInt128.Type, forKey key: Key) throws -> UInt128 { try integer(type, key) }
+
   private func integer<Value: FixedWidthInteger>(_ type: Value.Type, _ key: Key) throws -> Value {
     try state.integer(type, try value(key), codingPath + [key])
   }
@@ -486,6 +526,8 @@ struct FastJSONUnkeyedContainer: UnkeyedDecodingContainer {
   mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try integer(type) }
   mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try integer(type) }
   mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try integer(type) }
+  mutating func decode(_ type: Int128.Type) throws -> Int128 { try integer(type) }
+  mutating func decode(_ type: UInt128.Type) throws -> UInt128 { try integer(type) }
 
   private mutating func integer<Value: FixedWidthInteger>(_ type: Value.Type) throws -> Value {
     let (node, index) = try next()
@@ -538,6 +580,8 @@ struct FastJSONSingleValueContainer: SingleValueDecodingContainer {
   func decode(_ type: UInt16.Type) throws -> UInt16 { try state.integer(type, node, codingPath) }
   func decode(_ type: UInt32.Type) throws -> UInt32 { try state.integer(type, node, codingPath) }
   func decode(_ type: UInt64.Type) throws -> UInt64 { try state.integer(type, node, codingPath) }
+  func decode(_ type: Int128.Type) throws -> Int128 { try state.integer(type, node, codingPath) }
+  func decode(_ type: UInt128.Type) throws -> UInt128 { try state.integer(type, node, codingPath) }
 
   func decode<T: Decodable>(_ type: T.Type) throws -> T {
     try state.decode(type, node: node, path: codingPath)
