@@ -146,4 +146,32 @@ struct JSONDecodingAgreementTests {
     #expect(error?.kind == .decoding)
     #expect(error?.underlying is DecodingError)
   }
+
+  /// A decoder that unwraps the `result` member of every body. `@unchecked Sendable` restates
+  /// `JSONDecoder`'s own conformance, as the compiler requires of a subclass; it adds no
+  /// stored state.
+  final class ResultDecoder: JSONDecoder, @unchecked Sendable {
+    private struct Envelope<Value: Decodable>: Decodable { let result: Value }
+    override func decode<Value: Decodable>(
+      _ type: Value.Type, from data: Data
+    ) throws -> Value {
+      try super.decode(Envelope<Value>.self, from: data).result
+    }
+  }
+
+  struct Profile: Decodable, Equatable, Sendable {
+    let id: Int?
+    let name: String?
+  }
+
+  @Test("a JSONDecoder subclass set as the client's decoder decodes every body")
+  func decoderSubclass() async throws {
+    let json = #"{"result":{"id":2,"name":"inner"},"id":1}"#
+    #expect(try ResultDecoder().decode(Profile.self, from: Data(json.utf8)).id == 2)
+    #expect(
+      try await Self.send(Profile.self, json, decoder: ResultDecoder())
+        == Profile(id: 2, name: "inner"))
+    #expect(
+      try await Self.send([Int].self, #"{"result":[1,2]}"#, decoder: ResultDecoder()) == [1, 2])
+  }
 }

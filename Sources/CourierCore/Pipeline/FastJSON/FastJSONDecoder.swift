@@ -8,8 +8,9 @@ import Synchronization
 /// It never decides anything `JSONDecoder` might decide differently. ``decode(_:from:like:)``
 /// returns `nil` — and the caller decodes with `JSONDecoder`, whose value or error then
 /// stands — when:
-/// - the decoder has any setting other than its default (key, date, data and non-conforming
-///   float strategies, `userInfo`, JSON5, top-level dictionary);
+/// - the decoder is a subclass of `JSONDecoder`, or has any setting other than its default
+///   (key, date, data and non-conforming float strategies, `userInfo`, JSON5, top-level
+///   dictionary);
 /// - the document is one ``FastJSONDocument`` does not take (see there);
 /// - decoding asked for something this path leaves alone: `Float`, `Decimal`, `Data`, an
 ///   integer written with a fraction or an exponent, a number out of `Double`'s range, a key
@@ -64,9 +65,12 @@ enum FastJSONDecoder {
   /// How many models ``modelsLeftToFoundation`` remembers at most.
   static let maximumModelsRemembered = 1_000
 
-  /// Whether `decoder` has every setting at its default.
+  /// Whether `decoder` is a plain `JSONDecoder` with every setting at its default. A subclass
+  /// may decode its own way (an override of `decode(_:from:)` that unwraps an envelope, say),
+  /// so only `JSONDecoder` itself is taken to decode as `JSONDecoder` does.
   static func usesDefaults(_ decoder: JSONDecoder) -> Bool {
-    guard case .useDefaultKeys = decoder.keyDecodingStrategy,
+    guard type(of: decoder) == JSONDecoder.self,
+      case .useDefaultKeys = decoder.keyDecodingStrategy,
       case .deferredToDate = decoder.dateDecodingStrategy,
       case .base64 = decoder.dataDecodingStrategy,
       case .throw = decoder.nonConformingFloatDecodingStrategy
