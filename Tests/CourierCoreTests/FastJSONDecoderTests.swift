@@ -164,6 +164,17 @@ struct FastJSONDecoderTests {
     #expect(Self.foundation(Owner.self, json)?.login == "a")
   }
 
+  @Test("keys that name the same Int are left to JSONDecoder, whose dictionary order picks one")
+  func sameIntegerKeys() {
+    // JSONDecoder visits members in its dictionary's order, which differs between calls:
+    // [Int: String] over these keeps "a" or "b". Document order would always keep "b".
+    for json in [#"{"1":"a","01":"b"}"#, #"{"-0":"a","0":"b","2":"c"}"#] {
+      #expect(Self.fast([Int: String].self, json) == nil, "\(json)")
+    }
+    #expect(
+      Self.fast([Int: String].self, #"{"1":"a","2":"b","-3":"c"}"#) == [1: "a", 2: "b", -3: "c"])
+  }
+
   @Test("a type that recovers from an error with try? is decoded by JSONDecoder")
   func recoveringType() throws {
     struct Loose: Decodable, Equatable {

@@ -15,7 +15,8 @@ import Synchronization
 /// - decoding asked for something this path leaves alone: `Float`, `Decimal`, `Data`, an
 ///   integer written with a fraction or an exponent, a number out of `Double`'s range, a key
 ///   of an object with two keys that hash the same (keys equal only after Unicode
-///   normalisation hash the same), a URL `URL(string:)` refuses;
+///   normalisation hash the same), the keys of an object two of which have the same
+///   `intValue`, a URL `URL(string:)` refuses;
 /// - anything threw, even an error the type caught and recovered from (`try?`): the type
 ///   might have recovered differently from `JSONDecoder`'s error.
 ///
@@ -345,14 +346,22 @@ struct FastJSONKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
   let object: Int
   let codingPath: [any CodingKey]
 
+  /// The keys in document order. `JSONDecoder` gives them in its dictionary's order, which
+  /// can differ from one decoding to the next; that decides the value when a model stores
+  /// two keys in one place, as `[Int: Value]` stores `"1"` and `"01"` (the later one wins),
+  /// so an object with two keys of the same `intValue` is left to `JSONDecoder`.
   var allKeys: [Key] {
     let node = state.node(object)
     if node.end != 0 { _ = state.leave(codingPath, "duplicate keys") }
     var keys: [Key] = []
     keys.reserveCapacity(Int(node.count))
+    var integers: Set<Int> = []
     var child = object + 1
     for _ in 0..<node.count {
       if let key = Key(stringValue: state.document.string(state.node(child))) {
+        if let integer = key.intValue, !integers.insert(integer).inserted {
+          _ = state.leave(codingPath, "two keys with the intValue \(integer)")
+        }
         keys.append(key)
       }
       child = Int(state.node(child + 1).next)
