@@ -21,6 +21,7 @@ let fuzzSettings: [SwiftSetting] = [.unsafeFlags(["-parse-as-library", "-swift-v
 let fuzzTargets: [(name: String, products: [String])] = [
   ("FuzzGzip", ["CourierGzip", "CourierCore"]),
   ("FuzzEnvelope", ["CourierCore"]),
+  ("FuzzJSONDecoding", ["CourierCore"]),
   ("FuzzHeaders", ["CourierCore"]),
   ("FuzzURLBuilder", ["CourierCore"]),
   ("FuzzRequestReader", ["CourierTesting", "CourierCore"]),

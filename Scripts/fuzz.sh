@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -d /opt/swift/usr/bin ]; then export PATH="/opt/swift/usr/bin:$PATH"; fi
 
-targets=(FuzzGzip FuzzEnvelope FuzzHeaders FuzzURLBuilder FuzzRequestReader)
+targets=(FuzzGzip FuzzEnvelope FuzzJSONDecoding FuzzHeaders FuzzURLBuilder FuzzRequestReader)
 if [ "${1:-}" = "--list" ]; then printf '%s\n' "${targets[@]}"; exit 0; fi
 if [ $# -ne 2 ] || ! [[ "$2" =~ ^[0-9]+$ ]] || ! [[ " ${targets[*]} " == *" $1 "* ]]; then
   echo "usage: $0 TARGET SECONDS   (TARGET: ${targets[*]})" >&2
