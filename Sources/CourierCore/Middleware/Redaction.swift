@@ -1,8 +1,9 @@
 import Foundation
 
-/// Which credentials logging hides, and how: header values, query parameter values, and JSON
-/// or form body values whose names are listed are replaced by the fixed marker `***`, which
-/// tells neither the secret nor its length.
+/// Which credentials logging hides, and how: header values, query parameter values (in the
+/// URL and in URLs inside headers such as `Location`), and JSON or form body values whose
+/// names are listed are replaced by the fixed marker `***`, which tells neither the secret nor
+/// its length.
 ///
 /// On by default (``standard``). Add names for your own secrets, or take a name off the list
 /// when you need to see it while debugging:
@@ -74,18 +75,85 @@ public struct Redaction: Sendable, Hashable {
     headerKeys.contains(name.lowercased())
   }
 
-  /// The header's value as it may be logged.
+  /// The header's value as it may be logged: `***` when its name is listed; otherwise the
+  /// value with every URL in it redacted by ``url(_:)``'s rules. The headers whose whole
+  /// value is a URL or holds one in a known place — `Location`, `Content-Location`,
+  /// `Referer`, `Refresh` (`5; url=…`) and `Link` (`<…>; rel=…`, several separated by
+  /// commas) — are read as such, relative references included (`/callback?code=…`); in any
+  /// other value, each absolute URL (`scheme://…`) is.
   public func header(_ field: HTTPHeaders.Field) -> String {
-    hidesHeader(field.name.rawName) ? Self.marker : field.value
+    let name = field.name
+    if hidesHeader(name.rawName) { return Self.marker }
+    let value = field.value
+    guard !queryKeys.isEmpty || value.contains("@") else { return value }
+    if name == .location || name.matches("Content-Location") || name.matches("Referer") {
+      return URLRedactor.redactingReference(value[...], hides: hidesQueryName)
+    }
+    if name.matches("Refresh") { return refresh(value) }
+    if name.matches("Link") { return link(value) }
+    return URLRedactor.redactingURLs(in: value, hides: hidesQueryName)
   }
 
   /// `url` as it may be logged: listed query (and fragment) values and any user info become
   /// `***`.
   public func url(_ url: URL) -> String {
-    URLRedactor.redactingURLs(in: url.absoluteString) { name in
-      let text = String(name)
-      return queryKeys.contains((text.removingPercentEncoding ?? text).lowercased())
+    URLRedactor.redactingURLs(in: url.absoluteString, hides: hidesQueryName)
+  }
+
+  /// Whether the value of the query parameter written as `name` is hidden.
+  private func hidesQueryName(_ name: Substring) -> Bool {
+    let text = String(name)
+    return queryKeys.contains((text.removingPercentEncoding ?? text).lowercased())
+  }
+
+  /// A `Refresh` value, `delay; url=target` (the target possibly quoted), with its target
+  /// redacted.
+  private func refresh(_ value: String) -> String {
+    let bytes = Array(value.utf8)
+    guard let separator = bytes.firstIndex(where: { $0 == 0x3B || $0 == 0x2C }) else {
+      return URLRedactor.redactingURLs(in: value, hides: hidesQueryName)
     }
+    func skipSpace(from start: Int) -> Int {
+      bytes[start...].firstIndex { $0 != 0x20 && $0 != 0x09 } ?? bytes.count
+    }
+    // The target follows `url=` (spaces allowed around `=`), or the separator directly.
+    var index = skipSpace(from: separator + 1)
+    if bytes.count - index >= 3, ASCII.equalIgnoringCase(bytes[index..<(index + 3)], "url".utf8) {
+      let equals = skipSpace(from: index + 3)
+      if equals < bytes.count, bytes[equals] == UInt8(ascii: "=") {
+        index = skipSpace(from: equals + 1)
+      }
+    }
+    var end = bytes.count
+    if index < bytes.count, bytes[index] == 0x22 || bytes[index] == 0x27 {
+      let quote = bytes[index]
+      index += 1
+      end = bytes[index...].firstIndex(of: quote) ?? bytes.count
+    }
+    let target = Substring(decoding: bytes[index..<end], as: UTF8.self)
+    return String(decoding: bytes[..<index], as: UTF8.self)
+      + URLRedactor.redactingReference(target, hides: hidesQueryName)
+      + String(decoding: bytes[end...], as: UTF8.self)
+  }
+
+  /// A `Link` value, `<target>; rel=…; anchor="…"` one or more times, with every target and
+  /// every quoted parameter redacted as a URI reference.
+  private func link(_ value: String) -> String {
+    var output = ""
+    var rest = value[...]
+    while let open = rest.firstIndex(where: { $0 == "<" || $0 == "\"" }) {
+      let closing: Character = rest[open] == "<" ? ">" : "\""
+      output += rest[...open]
+      let inner = rest[rest.index(after: open)...]
+      let close = inner.firstIndex(of: closing) ?? inner.endIndex
+      output += URLRedactor.redactingReference(inner[..<close], hides: hidesQueryName)
+      rest = inner[close...]
+      if let first = rest.first {
+        output.append(first)
+        rest = rest.dropFirst()
+      }
+    }
+    return output + rest
   }
 
   /// A body as it may be logged: JSON members and form fields with listed names hidden.

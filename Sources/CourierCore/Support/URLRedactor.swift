@@ -36,20 +36,57 @@ enum URLRedactor {
     return String(decoding: output, as: UTF8.self)
   }
 
+  /// A URI reference (RFC 3986 §4.1) standing alone, as in a `Location` value: absolute
+  /// (`https://u:p@h/p?q`), network-path (`//h/p?q`) or relative (`/p?q`, `p?q#f`), redacted
+  /// as ``redactingURLs(in:hides:)`` redacts a URL: user info becomes `***`, and so does the
+  /// value of every query or fragment parameter whose name `hides` accepts.
+  static func redactingReference(_ text: Substring, hides: (Substring) -> Bool) -> String {
+    let bytes = Array(text.utf8)
+    guard bytes.contains(where: { "?#@".utf8.contains($0) }) else { return String(text) }
+    // A scheme is letters, digits, "+", "-", "." up to ":", starting with a letter; a
+    // relative reference has none (its first segment holds no ":" before any "/", "?", "#").
+    var authorityStart: Int?
+    if let first = bytes.first, ASCII.isLetter(first),
+      let colon = bytes.firstIndex(where: { !ASCII.isSchemeByte($0) }), bytes[colon] == 0x3A
+    {
+      if bytes[(colon + 1)...].starts(with: "//".utf8) { authorityStart = colon + 3 }
+    } else if bytes.starts(with: "//".utf8) {
+      authorityStart = 2
+    }
+    var output: [UInt8] = []
+    output.reserveCapacity(bytes.count)
+    redact(bytes[...], authorityStart: authorityStart, hides: hides, to: &output)
+    return String(decoding: output, as: UTF8.self)
+  }
+
   /// One URL token, `scheme://authority/path?query#fragment`, redacted onto `output`.
   private static func redact(
     _ url: ArraySlice<UInt8>, schemeEnd: Int, hides: (Substring) -> Bool,
     to output: inout [UInt8]
   ) {
+    redact(Array(url)[...], authorityStart: schemeEnd + 3, hides: hides, to: &output)
+  }
+
+  /// A URI reference redacted onto `output`; `authorityStart` is where its authority begins
+  /// (after `scheme://` or `//`), `nil` when it has none.
+  private static func redact(
+    _ url: ArraySlice<UInt8>, authorityStart: Int?, hides: (Substring) -> Bool,
+    to output: inout [UInt8]
+  ) {
     let url = Array(url)
-    output += url[..<(schemeEnd + 3)]
-    var index = schemeEnd + 3
-    // Authority: up to "/", "?" or "#"; user info is everything before its last "@".
-    var authorityEnd = index
-    while authorityEnd < url.count, !"/?#".utf8.contains(url[authorityEnd]) { authorityEnd += 1 }
-    if let at = url[index..<authorityEnd].lastIndex(of: UInt8(ascii: "@")) {
-      output += "***@".utf8
-      index = at + 1
+    var index = 0
+    if let authorityStart {
+      output += url[..<authorityStart]
+      index = authorityStart
+      // Authority: up to "/", "?" or "#"; user info is everything before its last "@".
+      var authorityEnd = index
+      while authorityEnd < url.count, !"/?#".utf8.contains(url[authorityEnd]) {
+        authorityEnd += 1
+      }
+      if let at = url[index..<authorityEnd].lastIndex(of: UInt8(ascii: "@")) {
+        output += "***@".utf8
+        index = at + 1
+      }
     }
     // Path: kept.
     while index < url.count, !"?#".utf8.contains(url[index]) {

@@ -1,0 +1,111 @@
+import CourierCore
+import CourierTesting
+import Foundation
+import Testing
+
+/// Issue #33, item 8: secrets that reached logs and cassettes through a URL in a response
+/// header.
+@Suite("Secret leaks: URL headers", .timeLimit(.minutes(1)))
+struct SecretLeakTests {
+  static func temporaryFile() -> URL {
+    FileManager.default.temporaryDirectory.appendingPathComponent(
+      "courier-secret-leak-\(UUID().uuidString).json")
+  }
+
+  /// The cassette file's text, with every base64 body decoded and appended, so a secret in a
+  /// binary body is found too.
+  static func cassetteText(_ file: URL) throws -> String {
+    let text = try String(contentsOf: file, encoding: .utf8)
+    let cassette = try Cassette(contentsOf: file)
+    let decoded = cassette.interactions.flatMap { [$0.request.body, $0.response?.body] }
+      .compactMap { $0?.base64.flatMap { Data(base64Encoded: $0) } }
+      .map { String(decoding: $0, as: UTF8.self) }
+    return ([text] + decoded).joined(separator: "\n")
+  }
+
+  /// Item 8: a response that carries the secret in each URL-valued header.
+  static func urlHeaders() throws -> HTTPHeaders {
+    var headers = HTTPHeaders()
+    try headers.add(.location, "https://app.example.test/callback?code=LOCATION-CODE&state=s1")
+    try headers.add("Content-Location", "/v1/me?access_token=CONTENT-LOCATION-TOKEN")
+    try headers.add("Refresh", "5; URL='/next?token=REFRESH-TOKEN&page=2'")
+    try headers.add(
+      "Link",
+      #"<https://api.example.test/v1/items?api_key=LINK-KEY-1&page=2>; rel="next", "#
+        + #"</v1/items?Password=LINK-PASSWORD-2>; rel="prev""#)
+    try headers.add("X-Callback", "see https://u:USERINFO-PW@cb.example.test/x?sig=HEADER-SIG")
+    return headers
+  }
+
+  static let urlHeaderSecrets = [
+    "LOCATION-CODE", "CONTENT-LOCATION-TOKEN", "REFRESH-TOKEN", "LINK-KEY-1", "LINK-PASSWORD-2",
+    "USERINFO-PW", "HEADER-SIG",
+  ]
+
+  @Test("item 8: URLs in response headers are logged with their query secrets hidden")
+  func urlHeadersInLogs() async throws {
+    let sink = InMemoryLogSink()
+    let stub = StubTransport(
+      fallback: StubResponse(status: 302, headers: try Self.urlHeaders()))
+    let client = stubClient(stub, middleware: [LoggingMiddleware(level: .headers, sink: sink)])
+    // The pipeline rejects the 302; the response is logged either way.
+    _ = try? await client.send(Endpoint<Data>(.get, "login"))
+    let text = sink.text
+    for secret in Self.urlHeaderSecrets {
+      #expect(!text.contains(secret), "\(secret) logged")
+    }
+    // What is not a secret stays readable.
+    let headers = try #require(sink.events.last?.metadata["response_headers"])
+    #expect(headers.contains("Location: https://app.example.test/callback?code=***&state=s1"))
+    #expect(headers.contains("Refresh: 5; URL='/next?token=***&page=2'"))
+    #expect(headers.contains(#"items?api_key=***&page=2>; rel="next", </v1/items?Password=***>"#))
+  }
+
+  @Test("item 8: URLs in response headers are recorded with their query secrets hidden")
+  func urlHeadersInCassettes() async throws {
+    let file = Self.temporaryFile()
+    defer { try? FileManager.default.removeItem(at: file) }
+    let stub = StubTransport(
+      fallback: StubResponse(status: 302, headers: try Self.urlHeaders()))
+    let recording = RecordingTransport(wrapping: stub, cassette: file)
+    _ = try await recording.send(Request(url: testBase.appendingPathComponent("login")))
+    let text = try Self.cassetteText(file)
+    for secret in Self.urlHeaderSecrets {
+      #expect(!text.contains(secret), "\(secret) recorded")
+    }
+    let headers = try #require(Cassette(contentsOf: file).interactions.first?.response?.headers)
+    #expect(headers.contains(["Content-Location", "/v1/me?access_token=***"]))
+  }
+
+  @Test(
+    "item 8: Redaction.header rewrites the URL-valued headers by the query rules",
+    arguments: [
+      ("Location", "/cb?code=X1&state=ok#token=X2", "/cb?code=***&state=ok#token=***"),
+      ("location", "//h.test/p?Sig=X1", "//h.test/p?Sig=***"),
+      ("Content-Location", "https://a:X1@h.test/p", "https://***@h.test/p"),
+      ("Refresh", "0;url=/x?key=X1", "0;url=/x?key=***"),
+      (
+        "Refresh", #"3; URL = "https://h.test/?secret=X1""#,
+        #"3; URL = "https://h.test/?secret=***""#
+      ),
+      ("Refresh", "10", "10"),
+      (
+        "Link", "</a?token=X1>; rel=next,</b?code=X2>;rel=prev",
+        "</a?token=***>; rel=next,</b?code=***>;rel=prev"
+      ),
+      (
+        "Link", #"<https://h.test/a>; rel="x"; anchor="/?token=X1""#,
+        #"<https://h.test/a>; rel="x"; anchor="/?token=***""#
+      ),
+      ("Referer", "https://h.test/p?password=X1&q=1", "https://h.test/p?password=***&q=1"),
+      ("X-Anything", "go to https://h.test/?apikey=X1 now", "go to https://h.test/?apikey=*** now"),
+    ])
+  func urlHeaderRules(name: String, value: String, expected: String) throws {
+    var headers = HTTPHeaders()
+    try headers.add(name, value)
+    let field = try #require(headers.first { _ in true })
+    #expect(Redaction.standard.header(field) == expected)
+    // Without listed names, only user info is hidden, as in `url(_:)`.
+    #expect(Redaction.none.header(field) == (value.contains("@") ? expected : value))
+  }
+}
