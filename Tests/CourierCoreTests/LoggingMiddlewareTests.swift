@@ -115,7 +115,7 @@ struct LoggingMiddlewareTests {
     #expect(quiet.events.isEmpty)
   }
 
-  @Test("a sink's level filters events; binary and oversized bodies are summarised")
+  @Test("a sink's level filters events; binary, oversized and unreadable bodies are summarised")
   func filteringAndBodies() async throws {
     let sink = InMemoryLogSink(logLevel: .warning)
     let client = stubClient(
@@ -128,12 +128,18 @@ struct LoggingMiddlewareTests {
     let all = InMemoryLogSink()
     let small = LoggingMiddleware(level: .body, sink: all, maximumBodyBytes: 8)
     let bodies = stubClient(
-      StubTransport([.data(Data([0, 1, 2, 255])), .text(String(repeating: "x", count: 100))]),
+      StubTransport([
+        .data(Data([0, 1, 2, 255])), .json("[\"" + String(repeating: "x", count: 96) + "\"]"),
+        .text("Service unavailable"),
+      ]),
       middleware: [small])
-    _ = try await bodies.send(Endpoint<Data>(.get, "a"))
-    _ = try await bodies.send(Endpoint<Data>(.get, "b"))
+    for path in ["a", "b", "c"] { _ = try await bodies.send(Endpoint<Data>(.get, path)) }
     let responses = all.events.compactMap { $0.metadata["response_body"] }
-    #expect(responses == ["<4 bytes binary>", "xxxxxxxx… (100 bytes)"])
+    #expect(
+      responses == [
+        "<4 bytes binary>", #"["xxxxxx… (100 bytes)"#,
+        "<19 bytes text/plain, not logged: not JSON, a form or multipart>",
+      ])
   }
 
   @Test("redaction lists take additions and opt-outs, case-insensitively")

@@ -3,9 +3,9 @@ import CourierTesting
 import Foundation
 import Testing
 
-/// Issue #33, item 8: secrets that reached logs and cassettes through a URL in a response
-/// header.
-@Suite("Secret leaks: URL headers", .timeLimit(.minutes(1)))
+/// Issue #33, items 8 and 13: secrets that reached logs and cassettes through a URL in a
+/// response header, and a JSON body whose type did not say JSON.
+@Suite("Secret leaks: URL headers, sniffed JSON", .timeLimit(.minutes(1)))
 struct SecretLeakTests {
   static func temporaryFile() -> URL {
     FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -107,5 +107,59 @@ struct SecretLeakTests {
     #expect(Redaction.standard.header(field) == expected)
     // Without listed names, only user info is hidden, as in `url(_:)`.
     #expect(Redaction.none.header(field) == (value.contains("@") ? expected : value))
+  }
+
+  @Test(
+    "item 13: JSON after white space or a BOM is redacted whatever the type says",
+    arguments: [
+      ("text/plain", " {\"password\":\"SECRETI\"}"),
+      ("text/plain", "\n{\"password\":\"SECRETI\"}"),
+      (nil, "\r\n\t [{\"password\":\"SECRETI\"}]"),
+      ("text/plain; charset=utf-8", "\u{FEFF}{\"password\":\"SECRETI\"}"),
+      ("application/octet-stream", "  {\"password\":\"SECRETI\"}"),
+    ] as [(String?, String)])
+  func sniffedJSON(contentType: String?, body: String) async throws {
+    let sink = InMemoryLogSink()
+    var headers = HTTPHeaders()
+    if let contentType { try headers.add(.contentType, contentType) }
+    let client = stubClient(
+      StubTransport(fallback: StubResponse(status: 200, headers: headers, body: Data(body.utf8))),
+      middleware: [LoggingMiddleware(level: .body, sink: sink)])
+    _ = try await client.send(Endpoint<Data>(.get, "me"))
+    #expect(!sink.text.contains("SECRETI"))
+    #expect(sink.events.last?.metadata["response_body"]?.contains("password") == true)
+
+    let file = Self.temporaryFile()
+    defer { try? FileManager.default.removeItem(at: file) }
+    let recording = RecordingTransport(
+      wrapping: StubTransport(
+        fallback: StubResponse(status: 200, headers: headers, body: Data(body.utf8))),
+      cassette: file)
+    _ = try await recording.send(Request(url: testBase))
+    #expect(!(try Self.cassetteText(file)).contains("SECRETI"))
+  }
+
+  @Test("item 13: text that is neither JSON nor a form is logged as its size only")
+  func unstructuredText() async throws {
+    let sink = InMemoryLogSink()
+    var headers = HTTPHeaders()
+    try headers.add(.contentType, "text/plain")
+    let client = stubClient(
+      StubTransport([
+        StubResponse(status: 200, headers: headers, body: Data("password: SECRET-TEXT".utf8)),
+        StubResponse(status: 200, headers: headers, body: Data("sk_live_RAWTOKEN".utf8)),
+        StubResponse(status: 200, headers: headers, body: Data(" {not json, SECRET-SNIFF".utf8)),
+      ]),
+      middleware: [LoggingMiddleware(level: .body, sink: sink)])
+    for _ in 0..<3 { _ = try await client.send(Endpoint<Data>(.get, "me")) }
+    for secret in ["SECRET-TEXT", "RAWTOKEN", "SECRET-SNIFF"] {
+      #expect(!sink.text.contains(secret), "\(secret) logged")
+    }
+    #expect(
+      sink.events.compactMap { $0.metadata["response_body"] } == [
+        "<21 bytes text/plain, not logged: not JSON, a form or multipart>",
+        "<16 bytes text/plain, not logged: not JSON, a form or multipart>",
+        "<24 bytes text/plain, not logged: not JSON, a form or multipart>",
+      ])
   }
 }

@@ -7,13 +7,17 @@ import Foundation
 /// - ``Level/basic``: one line per attempt when it ends: method, URL, status or error kind,
 ///   duration, attempt, sizes and request id;
 /// - ``Level/headers``: a line when the attempt starts, and request and response headers;
-/// - ``Level/body``: text bodies up to ``maximumBodyBytes`` (default 4,096 bytes, enough for
-///   a typical JSON payload without flooding a log), binary ones as `<N bytes binary>`,
-///   multipart request bodies as `<multipart/form-data, N bytes, not logged>`.
+/// - ``Level/body``: JSON and form bodies up to ``maximumBodyBytes`` (default 4,096 bytes,
+///   enough for a typical JSON payload without flooding a log), redacted; binary ones as
+///   `<N bytes binary>`, multipart request bodies as
+///   `<multipart/form-data, N bytes, not logged>`, and other text (prose, HTML, a bare token)
+///   as `<N bytes text/plain, not logged: not JSON, a form or multipart>`.
 ///
 /// ``Redaction/standard`` is on unless you pass another: `Authorization`, cookies, API keys,
-/// `token`-like query parameters and JSON or form body keys such as `password` are written as
-/// `***` at every level.
+/// `token`-like query parameters (in the URL and in URL-valued headers such as `Location`)
+/// and JSON or form body keys such as `password` are written as `***` at every level. The
+/// redaction finds secrets by name, so a body it cannot read as JSON or a form is summarised,
+/// never written (with ``Redaction/none`` every text body is).
 ///
 /// ```swift
 /// let client = Client(
@@ -196,7 +200,14 @@ public struct LoggingMiddleware: Middleware {
         $0.value < 0x20 && $0 != "\n" && $0 != "\r" && $0 != "\t"
       })
     else { return "<\(data.count) bytes binary>" }
-    let redacted = redaction.body(text, contentType: contentType)
+    // A body whose shape the redaction cannot see into is not written: a secret in it could
+    // not be found by name.
+    guard let redacted = redaction.redactedBody(text, contentType: contentType) else {
+      let media =
+        contentType.flatMap { $0.split(separator: ";").first }
+        .map { " " + $0.trimmingCharacters(in: .whitespaces) } ?? ""
+      return "<\(data.count) bytes\(media), not logged: not JSON, a form or multipart>"
+    }
     guard redacted.utf8.count > maximumBodyBytes else { return redacted }
     let cut = String(decoding: redacted.utf8.prefix(maximumBodyBytes), as: UTF8.self)
     return cut + "… (\(data.count) bytes)"

@@ -3,7 +3,8 @@ import Foundation
 /// Which credentials logging hides, and how: header values, query parameter values (in the
 /// URL and in URLs inside headers such as `Location`), and JSON or form body values whose
 /// names are listed are replaced by the fixed marker `***`, which tells neither the secret nor
-/// its length.
+/// its length. Secrets are found by name: a body of no shape these rules read
+/// (``redactedBody(_:contentType:)``) is not logged at all.
 ///
 /// On by default (``standard``). Add names for your own secrets, or take a name off the list
 /// when you need to see it while debugging:
@@ -156,17 +157,32 @@ public struct Redaction: Sendable, Hashable {
     return output + rest
   }
 
-  /// A body as it may be logged: JSON members and form fields with listed names hidden.
-  /// Other bodies come back unchanged; the caller decides whether they are text.
+  /// A body as it may be recorded: JSON members and form fields with listed names hidden
+  /// (see ``redactedBody(_:contentType:)``). Text of any other shape comes back as it is but
+  /// for JSON members inside it (`"password":"…"`); the caller decides whether it is text.
   public func body(_ text: String, contentType: String?) -> String {
-    let type = contentType?.lowercased() ?? ""
-    if type.contains("application/x-www-form-urlencoded") {
-      return form(text, keys: bodyKeySet)
+    // Text of no known shape may still hold JSON members (an HTML page's script, a
+    // truncated document): hiding them costs nothing.
+    redactedBody(text, contentType: contentType) ?? JSONRedactor.redact(text, keys: bodyKeySet)
+  }
+
+  /// A body with the values of listed names hidden, or `nil` when its shape is one these
+  /// rules cannot see into, so that a secret in it could not be found by name.
+  ///
+  /// The shape comes from `contentType` when it names one: JSON (any type containing
+  /// `json`, such as `application/problem+json`) or `application/x-www-form-urlencoded`.
+  /// Otherwise the text itself decides: JSON when it parses as JSON after any white space and
+  /// byte order mark, a form when it is nothing but `name=value` pairs joined by `&`.
+  /// Anything else — prose, HTML, a bare token — gives `nil`: a name-based rule cannot tell
+  /// what in it is secret. With no body key listed (``none``), every body comes back as it
+  /// is.
+  public func redactedBody(_ text: String, contentType: String?) -> String? {
+    guard !bodyKeySet.isEmpty else { return text }
+    switch BodyShape(contentType: contentType, text: text) {
+    case .json: return JSONRedactor.redact(text, keys: bodyKeySet)
+    case .form: return form(text, keys: bodyKeySet)
+    case .unknown: return nil
     }
-    if type.contains("json") || text.first == "{" || text.first == "[" {
-      return JSONRedactor.redact(text, keys: bodyKeySet)
-    }
-    return text
   }
 
   /// A form body (`name=value&…`) with the values of listed names replaced; names stay as
@@ -179,6 +195,65 @@ public struct Redaction: Sendable, Hashable {
       let decoded = (name.removingPercentEncoding ?? name).lowercased()
       return keys.contains(decoded) ? pair[..<equals] + "=" + Self.marker : String(pair)
     }.joined(separator: "&")
+  }
+}
+
+/// What a body is, for redaction.
+enum BodyShape: Equatable {
+  case json
+  case form
+  case unknown
+
+  /// The shape `contentType` names, else (when `text` is given) the one the text has.
+  init(contentType: String?, text: String?) {
+    let media = contentType.map { type in
+      (type.split(separator: ";", maxSplits: 1).first ?? "")
+        .trimmingCharacters(in: .whitespaces).lowercased()
+    }
+    if let media {
+      if media == "application/x-www-form-urlencoded" {
+        self = .form
+        return
+      }
+      if media.contains("json") {
+        self = .json
+        return
+      }
+    }
+    guard let text else {
+      self = .unknown
+      return
+    }
+    if Self.isJSON(text) {
+      self = .json
+    } else if Self.isForm(text) {
+      self = .form
+    } else {
+      self = .unknown
+    }
+  }
+
+  /// Whether `text` is a JSON object or array after any white space and byte order mark.
+  private static func isJSON(_ text: String) -> Bool {
+    var bytes = Substring(text).utf8[...]
+    if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
+    bytes = bytes.drop { [0x20, 0x09, 0x0A, 0x0D].contains($0) }
+    guard let first = bytes.first, first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
+    else { return false }
+    return (try? JSONSerialization.jsonObject(with: Data(bytes))) != nil
+  }
+
+  /// Whether `text` is nothing but `name=value` pairs joined by `&`: no white space, quotes
+  /// or brackets, and a non-empty name before an `=` in every pair.
+  private static func isForm(_ text: String) -> Bool {
+    guard !text.isEmpty else { return false }
+    let forbidden = Set("\"'<>{}\\`|^".utf8)
+    guard !text.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7F || forbidden.contains($0) })
+    else { return false }
+    return text.split(separator: "&", omittingEmptySubsequences: false).allSatisfy { pair in
+      guard let equals = pair.firstIndex(of: "=") else { return false }
+      return equals != pair.startIndex
+    }
   }
 }
 
