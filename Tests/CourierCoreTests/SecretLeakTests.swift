@@ -3,9 +3,9 @@ import CourierTesting
 import Foundation
 import Testing
 
-/// Issue #33, items 8 and 13: secrets that reached logs and cassettes through a URL in a
-/// response header, and a JSON body whose type did not say JSON.
-@Suite("Secret leaks: URL headers, sniffed JSON", .timeLimit(.minutes(1)))
+/// Issue #33, items 8, 9 and 13: secrets that reached logs and cassettes through a URL in a
+/// response header, a multipart field, and a JSON body whose type did not say JSON.
+@Suite("Secret leaks: URL headers, multipart fields, sniffed JSON", .timeLimit(.minutes(1)))
 struct SecretLeakTests {
   static func temporaryFile() -> URL {
     FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -107,6 +107,60 @@ struct SecretLeakTests {
     #expect(Redaction.standard.header(field) == expected)
     // Without listed names, only user info is hidden, as in `url(_:)`.
     #expect(Redaction.none.header(field) == (value.contains("@") ? expected : value))
+  }
+
+  /// Item 9: a multipart form with a listed field, a file part holding binary bytes (so the
+  /// body is not UTF-8 and was written as base64), and a JSON part.
+  static func multipartEndpoint() -> Endpoint<Data> {
+    let form = MultipartForm(boundary: "courier-test-boundary")
+      .field("user", "li")
+      .field("password", "MULTIPART-PASSWORD-1")
+      .field("Client_Secret", "MULTIPART-SECRET-2")
+      .file(
+        "avatar", data: Data([0xFF, 0xD8, 0x00, 0x01]) + Data("keep".utf8), filename: "a.jpg",
+        contentType: "image/jpeg"
+      )
+      .file(
+        "settings", data: Data(#"{"theme":"dark","token":"MULTIPART-JSON-3"}"#.utf8),
+        filename: "s.json", contentType: "application/json")
+    return Endpoint<Data>(.post, "upload").multipartBody(form)
+  }
+
+  @Test("item 9: multipart fields are recorded with listed names hidden, file bytes kept")
+  func multipartInCassettes() async throws {
+    let file = Self.temporaryFile()
+    defer { try? FileManager.default.removeItem(at: file) }
+    let recording = RecordingTransport(
+      wrapping: StubTransport(fallback: .status(204)), cassette: file)
+    let client = Client(baseURL: testBase, transport: recording)
+    _ = try await client.send(Self.multipartEndpoint())
+    let text = try Self.cassetteText(file)
+    for secret in ["MULTIPART-PASSWORD-1", "MULTIPART-SECRET-2", "MULTIPART-JSON-3"] {
+      #expect(!text.contains(secret), "\(secret) recorded")
+    }
+    let body = try #require(Cassette(contentsOf: file).interactions.first?.request.body?.data)
+    let recorded = String(decoding: body, as: UTF8.self)
+    #expect(recorded.contains("name=\"password\"\r\n\r\n***\r\n--courier-test-boundary"))
+    #expect(recorded.contains("name=\"user\"\r\n\r\nli\r\n"))
+    #expect(recorded.contains(#"{"theme":"dark","token":"***"}"#))
+    // The file's bytes are kept as they were, binary included.
+    #expect(body.range(of: Data([0xFF, 0xD8, 0x00, 0x01]) + Data("keep".utf8)) != nil)
+  }
+
+  @Test("item 9: a multipart response body is logged with listed fields hidden")
+  func multipartResponseInLogs() async throws {
+    let sink = InMemoryLogSink()
+    var headers = HTTPHeaders()
+    try headers.add(.contentType, "multipart/form-data; boundary=\"b1\"")
+    let body =
+      "--b1\r\nContent-Disposition: form-data; name=\"token\"\r\n\r\nMULTIPART-RESPONSE-4\r\n"
+      + "--b1\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nhello\r\n--b1--\r\n"
+    let client = stubClient(
+      StubTransport(fallback: StubResponse(status: 200, headers: headers, body: Data(body.utf8))),
+      middleware: [LoggingMiddleware(level: .body, sink: sink)])
+    _ = try await client.send(Endpoint<Data>(.get, "parts"))
+    #expect(!sink.text.contains("MULTIPART-RESPONSE-4"))
+    #expect(sink.events.last?.metadata["response_body"]?.contains("hello") == true)
   }
 
   @Test(

@@ -7,17 +7,18 @@ import Foundation
 /// - ``Level/basic``: one line per attempt when it ends: method, URL, status or error kind,
 ///   duration, attempt, sizes and request id;
 /// - ``Level/headers``: a line when the attempt starts, and request and response headers;
-/// - ``Level/body``: JSON and form bodies up to ``maximumBodyBytes`` (default 4,096 bytes,
-///   enough for a typical JSON payload without flooding a log), redacted; binary ones as
+/// - ``Level/body``: JSON, form and multipart bodies up to ``maximumBodyBytes`` (default
+///   4,096 bytes, enough for a typical JSON payload without flooding a log), redacted; binary
+///   ones as
 ///   `<N bytes binary>`, multipart request bodies as
 ///   `<multipart/form-data, N bytes, not logged>`, and other text (prose, HTML, a bare token)
 ///   as `<N bytes text/plain, not logged: not JSON, a form or multipart>`.
 ///
 /// ``Redaction/standard`` is on unless you pass another: `Authorization`, cookies, API keys,
 /// `token`-like query parameters (in the URL and in URL-valued headers such as `Location`)
-/// and JSON or form body keys such as `password` are written as `***` at every level. The
-/// redaction finds secrets by name, so a body it cannot read as JSON or a form is summarised,
-/// never written (with ``Redaction/none`` every text body is).
+/// and JSON, form or multipart body keys such as `password` are written as `***` at every
+/// level. The redaction finds secrets by name, so a body it cannot read as JSON, a form or
+/// multipart is summarised, never written (with ``Redaction/none`` every text body is).
 ///
 /// ```swift
 /// let client = Client(

@@ -1,9 +1,9 @@
 import Foundation
 
 /// Which credentials logging hides, and how: header values, query parameter values (in the
-/// URL and in URLs inside headers such as `Location`), and JSON or form body values whose
-/// names are listed are replaced by the fixed marker `***`, which tells neither the secret nor
-/// its length. Secrets are found by name: a body of no shape these rules read
+/// URL and in URLs inside headers such as `Location`), and JSON, form or multipart body
+/// values whose names are listed are replaced by the fixed marker `***`, which tells neither
+/// the secret nor its length. Secrets are found by name: a body of no shape these rules read
 /// (``redactedBody(_:contentType:)``) is not logged at all.
 ///
 /// On by default (``standard``). Add names for your own secrets, or take a name off the list
@@ -23,7 +23,8 @@ public struct Redaction: Sendable, Hashable {
   public var headers: Set<String> { didSet { headerKeys = Self.lowered(headers) } }
   /// Query parameter names whose values are hidden.
   public var queryParameters: Set<String> { didSet { queryKeys = Self.lowered(queryParameters) } }
-  /// JSON member names (at any depth) and form field names whose values are hidden.
+  /// JSON member names (at any depth), form field names and multipart part names whose values
+  /// are hidden.
   public var bodyKeys: Set<String> { didSet { bodyKeySet = Self.lowered(bodyKeys) } }
 
   private var headerKeys: Set<String>
@@ -157,9 +158,10 @@ public struct Redaction: Sendable, Hashable {
     return output + rest
   }
 
-  /// A body as it may be recorded: JSON members and form fields with listed names hidden
-  /// (see ``redactedBody(_:contentType:)``). Text of any other shape comes back as it is but
-  /// for JSON members inside it (`"password":"…"`); the caller decides whether it is text.
+  /// A body as it may be recorded: JSON members, form fields and multipart parts with listed
+  /// names hidden (see ``redactedBody(_:contentType:)``). Text of any other shape comes back
+  /// as it is but for JSON members inside it (`"password":"…"`); the caller decides whether
+  /// it is text.
   public func body(_ text: String, contentType: String?) -> String {
     // Text of no known shape may still hold JSON members (an HTML page's script, a
     // truncated document): hiding them costs nothing.
@@ -170,19 +172,44 @@ public struct Redaction: Sendable, Hashable {
   /// rules cannot see into, so that a secret in it could not be found by name.
   ///
   /// The shape comes from `contentType` when it names one: JSON (any type containing
-  /// `json`, such as `application/problem+json`) or `application/x-www-form-urlencoded`.
-  /// Otherwise the text itself decides: JSON when it parses as JSON after any white space and
-  /// byte order mark, a form when it is nothing but `name=value` pairs joined by `&`.
-  /// Anything else — prose, HTML, a bare token — gives `nil`: a name-based rule cannot tell
-  /// what in it is secret. With no body key listed (``none``), every body comes back as it
-  /// is.
+  /// `json`, such as `application/problem+json`), `application/x-www-form-urlencoded`, or
+  /// `multipart/…` with a boundary (each part whose name is listed becomes `***`; a part
+  /// that is itself JSON or a form is redacted inside; other parts, file bytes among them,
+  /// are kept). Otherwise the text itself decides: JSON when it parses as JSON after any
+  /// white space and byte order mark, a form when it is nothing but `name=value` pairs
+  /// joined by `&`. Anything else — prose, HTML, a bare token — gives `nil`: a name-based
+  /// rule cannot tell what in it is secret. With no body key listed (``none``), every body
+  /// comes back as it is.
   public func redactedBody(_ text: String, contentType: String?) -> String? {
     guard !bodyKeySet.isEmpty else { return text }
     switch BodyShape(contentType: contentType, text: text) {
     case .json: return JSONRedactor.redact(text, keys: bodyKeySet)
     case .form: return form(text, keys: bodyKeySet)
+    case .multipart(let boundary):
+      return MultipartRedactor.redact(Array(text.utf8), boundary: boundary, with: self)
+        .map { String(decoding: $0, as: UTF8.self) }
     case .unknown: return nil
     }
+  }
+
+  /// A body's bytes as they may be recorded: a multipart body redacted part by part (its file
+  /// parts may be binary), any other UTF-8 body as ``body(_:contentType:)`` redacts its
+  /// text; bytes that are neither come back unchanged.
+  public func body(_ data: Data, contentType: String?) -> Data {
+    guard !bodyKeySet.isEmpty, !data.isEmpty else { return data }
+    if case .multipart(let boundary) = BodyShape(contentType: contentType, text: nil) {
+      return MultipartRedactor.redact(Array(data), boundary: boundary, with: self)
+        .map { Data($0) } ?? data
+    }
+    guard let text = String(data: data, encoding: .utf8) else { return data }
+    return Data(body(text, contentType: contentType).utf8)
+  }
+
+  /// Whether the value of a multipart part named `name` (as written in its
+  /// `Content-Disposition`) is hidden.
+  func hidesBodyKey(_ name: String) -> Bool {
+    bodyKeySet.contains(name.lowercased())
+      || bodyKeySet.contains((name.removingPercentEncoding ?? name).lowercased())
   }
 
   /// A form body (`name=value&…`) with the values of listed names replaced; names stay as
@@ -202,6 +229,7 @@ public struct Redaction: Sendable, Hashable {
 enum BodyShape: Equatable {
   case json
   case form
+  case multipart(boundary: [UInt8])
   case unknown
 
   /// The shape `contentType` names, else (when `text` is given) the one the text has.
@@ -210,9 +238,17 @@ enum BodyShape: Equatable {
       (type.split(separator: ";", maxSplits: 1).first ?? "")
         .trimmingCharacters(in: .whitespaces).lowercased()
     }
-    if let media {
+    if let media, let contentType {
       if media == "application/x-www-form-urlencoded" {
         self = .form
+        return
+      }
+      if media.hasPrefix("multipart/") {
+        if let boundary = Self.boundary(contentType) {
+          self = .multipart(boundary: boundary)
+        } else {
+          self = .unknown
+        }
         return
       }
       if media.contains("json") {
@@ -231,6 +267,23 @@ enum BodyShape: Equatable {
     } else {
       self = .unknown
     }
+  }
+
+  /// The `boundary` parameter of a multipart type, quotes removed; `nil` when absent or
+  /// empty.
+  private static func boundary(_ contentType: String) -> [UInt8]? {
+    for parameter in contentType.split(separator: ";").dropFirst() {
+      let pair = parameter.split(separator: "=", maxSplits: 1)
+      guard pair.count == 2,
+        pair[0].trimmingCharacters(in: .whitespaces).lowercased() == "boundary"
+      else { continue }
+      var value = pair[1].trimmingCharacters(in: .whitespaces)
+      if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
+        value = String(value.dropFirst().dropLast())
+      }
+      return value.isEmpty ? nil : Array(value.utf8)
+    }
+    return nil
   }
 
   /// Whether `text` is a JSON object or array after any white space and byte order mark.
@@ -254,6 +307,135 @@ enum BodyShape: Equatable {
       guard let equals = pair.firstIndex(of: "=") else { return false }
       return equals != pair.startIndex
     }
+  }
+}
+
+/// Hides the contents of listed parts of a `multipart/…` body (RFC 2046 §5.1, RFC 7578),
+/// keeping every delimiter, header and unlisted part as written. Works part by part on the
+/// bytes, so binary file parts pass through and a truncated body is redacted up to its end.
+enum MultipartRedactor {
+  /// `body` with each part named by `redaction` replaced by `***` and each JSON or form part
+  /// redacted inside; `nil` when no delimiter line of `boundary` occurs in it.
+  static func redact(_ body: [UInt8], boundary: [UInt8], with redaction: Redaction) -> [UInt8]? {
+    let delimiter = Array("--".utf8) + boundary
+    guard var delimiterStart = firstDelimiter(delimiter, in: body, from: 0) else { return nil }
+    var output: [UInt8] = []
+    output.reserveCapacity(body.count)
+    var copied = 0  // body[..<copied] is in output
+    while true {
+      // The delimiter line: `--boundary`, then `--` for the last, or padding and a line end.
+      var index = delimiterStart + delimiter.count
+      if body[index...].starts(with: "--".utf8) {
+        output += body[copied...]
+        return output
+      }
+      index = body[index...].firstIndex(of: 0x0A).map { $0 + 1 } ?? body.count
+      output += body[copied..<index]
+      // The part runs to the line end before the next delimiter, or to the end.
+      let next = firstDelimiter(delimiter, in: body, from: index)
+      var partEnd = body.count
+      if let next {
+        partEnd = next - 1  // the LF
+        if partEnd > index, body[partEnd - 1] == 0x0D { partEnd -= 1 }
+        partEnd = max(index, partEnd)
+      }
+      output += part(body[index..<partEnd], with: redaction)
+      copied = partEnd
+      guard let next else { return output }
+      delimiterStart = next
+    }
+  }
+
+  /// The start of the first delimiter line at or after `start`: `delimiter` at the start of
+  /// the body or of a line.
+  private static func firstDelimiter(
+    _ delimiter: [UInt8], in body: [UInt8], from start: Int
+  )
+    -> Int?
+  {
+    var index = start
+    while index + delimiter.count <= body.count {
+      if (index == 0 || body[index - 1] == 0x0A),
+        body[index..<(index + delimiter.count)].elementsEqual(delimiter)
+      {
+        return index
+      }
+      guard let newline = body[index...].firstIndex(of: 0x0A) else { return nil }
+      index = newline + 1
+    }
+    return nil
+  }
+
+  /// One part, headers and content, redacted.
+  private static func part(_ part: ArraySlice<UInt8>, with redaction: Redaction) -> [UInt8] {
+    // The header block ends at the first empty line.
+    var lineStart = part.startIndex
+    var contentStart: Int?
+    var headers: [(name: String, value: String)] = []
+    while lineStart < part.endIndex {
+      let lineEnd = part[lineStart...].firstIndex(of: 0x0A) ?? part.endIndex
+      var line = part[lineStart..<lineEnd]
+      if line.last == 0x0D { line = line.dropLast() }
+      if line.isEmpty {
+        contentStart = min(lineEnd + 1, part.endIndex)
+        break
+      }
+      let text = String(decoding: line, as: UTF8.self)
+      if let colon = text.firstIndex(of: ":") {
+        headers.append(
+          (
+            text[..<colon].trimmingCharacters(in: .whitespaces).lowercased(),
+            text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+          ))
+      }
+      lineStart = lineEnd + 1
+    }
+    // A part cut before its content has nothing to hide.
+    guard let contentStart else { return Array(part) }
+    let head = Array(part[..<contentStart])
+    let content = part[contentStart...]
+    let disposition = headers.first { $0.name == "content-disposition" }?.value ?? ""
+    if let name = parameter("name", in: disposition), redaction.hidesBodyKey(name) {
+      return head + Array(Redaction.marker.utf8)
+    }
+    let type = headers.first { $0.name == "content-type" }?.value
+    if case .multipart(let boundary) = BodyShape(contentType: type, text: nil) {
+      return head + (redact(Array(content), boundary: boundary, with: redaction) ?? Array(content))
+    }
+    guard let text = String(bytes: content, encoding: .utf8),
+      let redacted = redaction.redactedBody(text, contentType: type)
+    else { return Array(part) }
+    return head + Array(redacted.utf8)
+  }
+
+  /// The value of parameter `wanted` of a `Content-Disposition` value (`form-data; name="a"`),
+  /// quotes removed; semicolons inside quotes do not separate.
+  private static func parameter(_ wanted: String, in disposition: String) -> String? {
+    var parameters: [Substring] = []
+    var quoted = false
+    var start = disposition.startIndex
+    for index in disposition.indices {
+      switch disposition[index] {
+      case "\"": quoted.toggle()
+      case ";" where !quoted:
+        parameters.append(disposition[start..<index])
+        start = disposition.index(after: index)
+      default: break
+      }
+    }
+    parameters.append(disposition[start...])
+    for parameter in parameters.dropFirst() {
+      guard let equals = parameter.firstIndex(of: "=") else { continue }
+      guard parameter[..<equals].trimmingCharacters(in: .whitespaces).lowercased() == wanted
+      else { continue }
+      var value = parameter[parameter.index(after: equals)...].trimmingCharacters(
+        in: .whitespaces)
+      if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
+        value = String(value.dropFirst().dropLast())
+      }
+      return value
+    }
+    return nil
   }
 }
 

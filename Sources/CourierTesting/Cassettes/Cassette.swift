@@ -183,7 +183,7 @@ extension Cassette.RecordedMessage {
       url: redaction.url(request.url),
       headers: request.headers.map { [$0.name.rawName, redaction.header($0)] },
       body: request.body.data.flatMap { data in
-        data.isEmpty ? nil : Cassette.Body(data) { redaction.body($0, contentType: contentType) }
+        data.isEmpty ? nil : Cassette.Body(redaction.body(data, contentType: contentType))
       })
   }
 }
@@ -197,6 +197,6 @@ extension Cassette.RecordedResponse {
       headers: response.headers.map { [$0.name.rawName, redaction.header($0)] },
       body: response.body.isEmpty
         ? nil
-        : Cassette.Body(response.body) { redaction.body($0, contentType: contentType) })
+        : Cassette.Body(redaction.body(response.body, contentType: contentType)))
   }
 }
