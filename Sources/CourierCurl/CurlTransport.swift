@@ -22,8 +22,9 @@ import Foundation
 /// ## Behaviour
 /// - Redirects follow the request's ``RedirectPolicyAttribute``, else ``redirectPolicy``
 ///   (default ``RedirectPolicy/standard``: at most 10 hops), hop by hop with CourierCore's
-///   shared rule (``Redirect/nextRequest(after:status:location:)``): `Authorization`,
-///   `Proxy-Authorization` and `Cookie` are dropped when the scheme, host or port changes,
+///   shared rule (``Redirect/nextRequest(after:status:location:)``): credentials
+///   (``Redirect/credentialHeaders`` and the request's ``CredentialHeadersAttribute``) are
+///   dropped when the scheme, host or port changes,
 ///   301/302 `POST` and 303 become `GET`, 307/308 keep the method and body; a loop or too many
 ///   hops is ``CourierError/Kind/tooManyRedirects``. libcurl's own following
 ///   (`CURLOPT_FOLLOWLOCATION`) is never used. The response's headers are those of the final

@@ -505,8 +505,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     if let from = task.currentRequest?.url, let to = request.url,
       !Redirect.sameOrigin(from, to)
     {
-      for name in ["Authorization", "Proxy-Authorization", "Cookie"] {
-        next.setValue(nil, forHTTPHeaderField: name)
+      for name in Redirect.credentialHeaders {
+        next.setValue(nil, forHTTPHeaderField: name.rawName)
       }
     }
     completionHandler(next)

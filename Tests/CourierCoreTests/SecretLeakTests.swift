@@ -3,9 +3,12 @@ import CourierTesting
 import Foundation
 import Testing
 
-/// Issue #33, items 8, 9 and 13: secrets that reached logs and cassettes through a URL in a
-/// response header, a multipart field, and a JSON body whose type did not say JSON.
-@Suite("Secret leaks: URL headers, multipart fields, sniffed JSON", .timeLimit(.minutes(1)))
+/// Issue #33, items 8, 9, 10 and 13: secrets that reached logs and cassettes through a URL in
+/// a response header, a multipart field, a credential header of a name of one's own, and a
+/// JSON body whose type did not say JSON.
+@Suite(
+  "Secret leaks: URL headers, multipart fields, credential headers, sniffed JSON",
+  .timeLimit(.minutes(1)))
 struct SecretLeakTests {
   static func temporaryFile() -> URL {
     FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -107,6 +110,39 @@ struct SecretLeakTests {
     #expect(Redaction.standard.header(field) == expected)
     // Without listed names, only user info is hidden, as in `url(_:)`.
     #expect(Redaction.none.header(field) == (value.contains("@") ? expected : value))
+  }
+
+  /// Hands out one credential.
+  struct FixedCredential: CredentialProvider {
+    let credential: Credential
+    func credential() async throws -> Credential? { credential }
+    func refresh(rejected: Credential?) async throws -> Credential { credential }
+  }
+
+  @Test("item 10: a credential AuthMiddleware sends under a name of its own is hidden too")
+  func customCredentialHeader() async throws {
+    let header = try HTTPHeaders.Name("X-Tenant-Credential")
+    let auth = AuthMiddleware(
+      provider: FixedCredential(credential: Credential("TENANT-SECRET", header: header)))
+    let sink = InMemoryLogSink()
+    let file = Self.temporaryFile()
+    defer { try? FileManager.default.removeItem(at: file) }
+    let stub = StubTransport(fallback: .json("{}"))
+    let client = Client(
+      baseURL: testBase, transport: RecordingTransport(wrapping: stub, cassette: file),
+      middleware: [auth, LoggingMiddleware(level: .headers, sink: sink)])
+    _ = try await client.send(Endpoint<Data>(.get, "me"))
+    #expect(stub.requests.first?.headers[header] == "TENANT-SECRET")
+    #expect(stub.requests.first?.attributes[CredentialHeadersAttribute.self] == [header])
+    #expect(!sink.text.contains("TENANT-SECRET"))
+    #expect(
+      sink.events.first?.metadata["request_headers"]?.contains("X-Tenant-Credential: ***") == true)
+    #expect(!(try Self.cassetteText(file)).contains("TENANT-SECRET"))
+    // A name the standard lists needs no mark (and costs no allocation).
+    let standard = AuthMiddleware(provider: FixedCredential(credential: Credential(bearer: "t")))
+    let plain = StubTransport(fallback: .json("{}"))
+    _ = try await stubClient(plain, middleware: [standard]).send(Endpoint<Data>(.get, "me"))
+    #expect(plain.requests.first?.attributes.contains(CredentialHeadersAttribute.self) == false)
   }
 
   /// Item 9: a multipart form with a listed field, a file part holding binary bytes (so the

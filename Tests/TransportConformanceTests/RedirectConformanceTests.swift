@@ -214,4 +214,50 @@ struct RedirectConformanceTests {
     #expect(moved?.headers["Cookie"] == nil)
     #expect(Redirect.nextRequest(after: original, status: 304, location: original.url) == nil)
   }
+
+  /// Hands out one credential under a header of the caller's choosing.
+  struct FixedCredential: CredentialProvider {
+    let credential: Credential
+    func credential() async throws -> Credential? { credential }
+    func refresh(rejected: Credential?) async throws -> Credential { credential }
+  }
+
+  @Test(
+    "a redirect to another port drops the header AuthMiddleware set and every header Redaction hides",
+    arguments: TransportKind.wire,
+    ["X-API-Key", "X-Tenant-Credential", "Authorization"])
+  func customCredentialHeader(kind: TransportKind, headerName: String) async throws {
+    let header = try HTTPHeaders.Name(headerName)
+    let auth = AuthMiddleware(
+      provider: FixedCredential(credential: Credential("sk_live_SECRET1", header: header)))
+    let fixture = try Fixture(kind, middleware: [auth])
+    let other = try MockServer()
+    defer {
+      fixture.shutdown()
+      other.shutdown()
+    }
+    #expect(other.port != fixture.server.port)
+    fixture.server.enqueue(MockResponse(status: 301).addingHeader("Location", "/same"))
+    fixture.server.enqueue(
+      MockResponse(status: 302).addingHeader("Location", other.url("/landing").absoluteString))
+    other.enqueue(.text("arrived"))
+    let endpoint = Endpoint<String>(.get, "start").header("X-Auth-Token", "AUTH-TOKEN-2")
+      .header("X-Trace", "kept")
+    #expect(try await fixture.client.send(endpoint) == "arrived")
+    let first = try await fixture.server.takeRequest()
+    #expect(first.header(header.rawName) == "sk_live_SECRET1")
+    // The same origin keeps every header.
+    let same = try await fixture.server.takeRequest()
+    #expect(same.path == "/same")
+    #expect(same.header(header.rawName) == "sk_live_SECRET1")
+    #expect(same.header("X-Auth-Token") == "AUTH-TOKEN-2")
+    let landed = try await other.takeRequest()
+    #expect(landed.path == "/landing")
+    #expect(landed.header(header.rawName) == nil)
+    #expect(landed.header("X-Auth-Token") == nil)
+    #expect(landed.header("X-Trace") == "kept")
+    let everything = landed.headers.map { "\($0.name): \($0.value)" }.joined(separator: "\n")
+    #expect(!everything.contains("SECRET1"))
+    #expect(!everything.contains("AUTH-TOKEN-2"))
+  }
 }

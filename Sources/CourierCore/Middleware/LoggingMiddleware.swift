@@ -9,8 +9,7 @@ import Foundation
 /// - ``Level/headers``: a line when the attempt starts, and request and response headers;
 /// - ``Level/body``: JSON, form and multipart bodies up to ``maximumBodyBytes`` (default
 ///   4,096 bytes, enough for a typical JSON payload without flooding a log), redacted; binary
-///   ones as
-///   `<N bytes binary>`, multipart request bodies as
+///   ones as `<N bytes binary>`, multipart request bodies as
 ///   `<multipart/form-data, N bytes, not logged>`, and other text (prose, HTML, a bare token)
 ///   as `<N bytes text/plain, not logged: not JSON, a form or multipart>`.
 ///
@@ -91,7 +90,7 @@ public struct LoggingMiddleware: Middleware {
     let url = fields["url"] ?? ""
     if level >= .headers, sink.logLevel <= .debug {
       var start = fields
-      start["request_headers"] = headers(request.headers)
+      start["request_headers"] = headers(request.headers, of: request)
       if level >= .body, let body = requestBody(request) { start["request_body"] = body }
       emit(LogEvent(severity: .debug, message: "\(request.method) \(url)", metadata: start))
     }
@@ -158,12 +157,17 @@ public struct LoggingMiddleware: Middleware {
     // A download's body is in a file: log its size, never its bytes.
     fields["response_bytes"] = String(
       response.downloadedFile?.byteCount ?? Int64(response.body.count))
-    if level >= .headers { fields["response_headers"] = headers(response.headers) }
+    if level >= .headers { fields["response_headers"] = headers(response.headers, of: nil) }
     if level >= .body, let body = responseBody(response) { fields["response_body"] = body }
   }
 
-  private func headers(_ headers: HTTPHeaders) -> String {
-    headers.map { "\($0.name.rawName): \(redaction.header($0))" }.joined(separator: "\n")
+  /// Header lines as they may be logged; a request's own credential headers
+  /// (``CredentialHeadersAttribute``) are hidden too.
+  private func headers(_ headers: HTTPHeaders, of request: Request?) -> String {
+    headers.map { field in
+      let value = request.map { redaction.header(field, of: $0) } ?? redaction.header(field)
+      return "\(field.name.rawName): \(value)"
+    }.joined(separator: "\n")
   }
 
   private func requestBody(_ request: Request) -> String? {

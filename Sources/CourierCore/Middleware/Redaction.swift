@@ -96,6 +96,18 @@ public struct Redaction: Sendable, Hashable {
     return URLRedactor.redactingURLs(in: value, hides: hidesQueryName)
   }
 
+  /// The value of `field`, a header of `request`, as it may be logged or recorded: as
+  /// ``header(_:)`` writes it, or `***` when the request's ``CredentialHeadersAttribute`` names
+  /// it (a credential ``AuthMiddleware`` sent under a name of your choosing). A redaction
+  /// that hides no header name, such as ``none``, shows those too.
+  public func header(_ field: HTTPHeaders.Field, of request: Request) -> String {
+    if !headerKeys.isEmpty, request.attributes[CredentialHeadersAttribute.self].contains(field.name)
+    {
+      return Self.marker
+    }
+    return header(field)
+  }
+
   /// `url` as it may be logged: listed query (and fragment) values and any user info become
   /// `***`.
   public func url(_ url: URL) -> String {
@@ -223,6 +235,32 @@ public struct Redaction: Sendable, Hashable {
       return keys.contains(decoded) ? pair[..<equals] + "=" + Self.marker : String(pair)
     }.joined(separator: "&")
   }
+}
+
+/// The names of the headers of one request that carry a credential under a name no
+/// ``Redaction`` lists: ``AuthMiddleware`` adds the header it sends a credential in when that
+/// is not `Authorization`, `Proxy-Authorization`, `Cookie` or another name of
+/// ``Redaction/standard``.
+///
+/// Every Courier transport removes these headers when a redirect leaves the request's
+/// origin (``Redirect/nextRequest(after:status:location:)``), and ``LoggingMiddleware`` and
+/// cassettes write their values as `***` (``Redaction/header(_:of:)``). A middleware of your
+/// own that sends a secret under a name of its own adds that name too:
+///
+/// ```swift
+/// struct SigningMiddleware: Middleware {
+///   func intercept(_ request: Request, next: Next) async throws -> Response {
+///     var request = request
+///     let name = try HTTPHeaders.Name("X-Signature")
+///     try request.headers.set(name, "signature")
+///     request.attributes[CredentialHeadersAttribute.self].insert(name)
+///     return try await next(request)
+///   }
+/// }
+/// ```
+public enum CredentialHeadersAttribute: RequestAttributeKey {
+  /// None.
+  public static let defaultValue: Set<HTTPHeaders.Name> = []
 }
 
 /// What a body is, for redaction.

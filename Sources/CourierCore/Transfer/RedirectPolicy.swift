@@ -14,7 +14,9 @@ import Foundation
 ///
 /// Every followed hop is built by ``Redirect/nextRequest(after:status:location:)``, the rule
 /// every Courier transport shares: credentials (`Authorization`, `Proxy-Authorization`,
-/// `Cookie`) are dropped when the scheme, host or port changes, and `301`/`302` `POST` and
+/// `Cookie`, every header ``Redaction/standard`` hides and every header the request's
+/// ``CredentialHeadersAttribute`` names, such as ``AuthMiddleware``'s `X-API-Key`) are
+/// dropped when the scheme, host or port changes, and `301`/`302` `POST` and
 /// `303` become a `GET` without a body (RFC 9110 §15.4). Only `http` and `https` targets
 /// are followed (``Redirect/target(ofLocation:from:)``); a `Location` such as
 /// `file:///etc/passwd` leaves the `3xx` as the response.
@@ -131,9 +133,10 @@ public struct Redirect: Sendable {
   /// The request to send after `request` was answered with redirect `status` to `location`,
   /// or `nil` when `status` is not a redirect to follow (`300`, `304`, `305` and the rest).
   ///
-  /// - `Authorization`, `Proxy-Authorization` and `Cookie` are removed when the scheme, host
-  ///   or port (the default port when the URL has none) differs from `request`'s, as
-  ///   browsers and curl do: a token for one origin must not reach another.
+  /// - Credentials are removed when the scheme, host or port (the default port when the URL
+  ///   has none) differs from `request`'s, as browsers and curl do for `Authorization` and
+  ///   `Cookie`: a token for one origin must not reach another. They are the headers of
+  ///   ``credentialHeaders`` and those the request's ``CredentialHeadersAttribute`` names.
   /// - `303` turns every method but `HEAD` into `GET`, and `301`/`302` turn `POST` into
   ///   `GET` (RFC 9110 §15.4.2–4, as every browser does); the body and its `Content-Type`,
   ///   `Content-Length` and `Content-Encoding` are dropped then. `307` and `308` keep the
@@ -148,7 +151,8 @@ public struct Redirect: Sendable {
     var next = request
     next.url = location
     if !sameOrigin(request.url, location) {
-      for name in ["Authorization", "Proxy-Authorization", "Cookie"] {
+      for name in credentialHeaders { next.headers.remove(name) }
+      for name in request.attributes[CredentialHeadersAttribute.self] {
         next.headers.remove(name)
       }
     }
@@ -164,6 +168,17 @@ public struct Redirect: Sendable {
     }
     return next
   }
+
+  /// The headers every redirect to another origin drops: `Authorization`,
+  /// `Proxy-Authorization`, `Cookie`, and the rest of ``Redaction/standard``'s header names
+  /// (`Set-Cookie`, `X-API-Key`, `X-Auth-Token`).
+  public static let credentialHeaders: [HTTPHeaders.Name] = {
+    var names: [HTTPHeaders.Name] = [.authorization, .proxyAuthorization, .cookie]
+    for name in Redaction.standard.headers.sorted() {
+      if let name = try? HTTPHeaders.Name(name), !names.contains(name) { names.append(name) }
+    }
+    return names
+  }()
 
   /// The absolute URL that a redirect's `Location` value points to from `url`, or `nil` when a
   /// transport must not follow it: the value does not parse, or its scheme is not `http` or

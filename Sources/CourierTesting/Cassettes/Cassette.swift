@@ -175,13 +175,14 @@ public struct Cassette: Codable, Sendable, Equatable {
 }
 
 extension Cassette.RecordedMessage {
-  /// `request` as a cassette records it: URL, headers and body redacted by `redaction`.
+  /// `request` as a cassette records it: URL, headers and body redacted by `redaction`
+  /// (the request's ``CredentialHeadersAttribute`` headers included).
   public init(_ request: Request, redaction: Redaction) {
     let contentType = request.headers[.contentType]
     self.init(
       method: request.method.rawValue,
       url: redaction.url(request.url),
-      headers: request.headers.map { [$0.name.rawName, redaction.header($0)] },
+      headers: request.headers.map { [$0.name.rawName, redaction.header($0, of: request)] },
       body: request.body.data.flatMap { data in
         data.isEmpty ? nil : Cassette.Body(redaction.body(data, contentType: contentType))
       })

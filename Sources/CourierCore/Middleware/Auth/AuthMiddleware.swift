@@ -18,7 +18,12 @@ import Synchronization
 ///   ``CourierError/Kind/authenticationFailed`` without refreshing.
 ///
 /// A request that already carries the credential's header (set by its endpoint) is sent as it
-/// is and never refreshed. Place the middleware outside `RetryMiddleware`, as the standard
+/// is and never refreshed.
+///
+/// The credential stays on its origin whatever header it goes in: a header that no
+/// ``Redaction/standard`` name covers (`X-Tenant-Key`) is named in the request's
+/// ``CredentialHeadersAttribute``, so a redirect to another scheme, host or port drops it, as
+/// it drops `Authorization`, and logs and cassettes write it as `***`. Place the middleware outside `RetryMiddleware`, as the standard
 /// order does, so a retried request is not re-authenticated per attempt.
 public struct AuthMiddleware: Middleware {
   /// Decides whether an outcome means "the credential was rejected".
@@ -91,7 +96,7 @@ public struct AuthMiddleware: Middleware {
       throw Self.signInAgain(error, request: request, response: nil)
     }
     if let current, request.headers.contains(current.header) {
-      return try await next(request)
+      return try await next(Self.marking(current.header, of: request))
     }
     let first = try await send(request, with: current, next: next)
     guard isRejection(first.response, first.error) else { return try first.get() }
@@ -122,13 +127,26 @@ public struct AuthMiddleware: Middleware {
     return failure
   }
 
+  /// `request` with `header` named in its ``CredentialHeadersAttribute`` when no redirect
+  /// rule or ``Redaction/standard`` knows it as a credential already (`Authorization` needs no
+  /// mark, and no allocation), so that a redirect to another origin drops it and logs hide it.
+  private static func marking(_ header: HTTPHeaders.Name, of request: Request) -> Request {
+    guard !Redirect.credentialHeaders.contains(header) else { return request }
+    var request = request
+    request.attributes[CredentialHeadersAttribute.self].insert(header)
+    return request
+  }
+
   private func send(
     _ request: Request, with credential: Credential?, next: Next
   ) async throws
     -> Outcome
   {
     var request = request
-    if let credential { try request.headers.set(credential.header, credential.value) }
+    if let credential {
+      try request.headers.set(credential.header, credential.value)
+      request = Self.marking(credential.header, of: request)
+    }
     do {
       return Outcome(response: try await next(request), error: nil)
     } catch {
