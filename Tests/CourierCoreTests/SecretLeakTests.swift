@@ -252,4 +252,13 @@ struct SecretLeakTests {
         "<24 bytes text/plain, not logged: not JSON, a form or multipart>",
       ])
   }
+
+  @Test("a request's description hides fragment values as it hides query values")
+  func fragmentInDescription() throws {
+    let url = try #require(
+      URL(string: "https://li:pw@h.test/cb?code=1#access_token=FRAGMENT-TOKEN&state=s&top"))
+    let request = Request(url: url)
+    #expect("\(request)" == "GET https://***:***@h.test/cb?code=***#access_token=***&state=***&top")
+    #expect(String(reflecting: request) == "\(request)")
+  }
 }

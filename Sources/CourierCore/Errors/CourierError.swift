@@ -244,19 +244,26 @@ extension CourierError: CustomDebugStringConvertible {
     URLRedactor.redactingURLs(in: text) { _ in true }
   }
 
-  /// The URL with query values and user info replaced by `***`: names stay readable, values
-  /// (which may be tokens or keys) do not.
+  /// The URL with query values, fragment values and user info replaced by `***`: names stay
+  /// readable, values (which may be tokens or keys: OAuth's implicit flow returns
+  /// `#access_token=…`) do not.
   static func redactedURL(_ url: URL) -> String {
     guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
       return "<url>"
     }
-    if let query = components.percentEncodedQuery {
-      components.percentEncodedQuery = query.split(separator: "&", omittingEmptySubsequences: false)
+    func hidingValues(_ text: String) -> String {
+      text.split(separator: "&", omittingEmptySubsequences: false)
         .map { item in
           guard let equals = item.firstIndex(of: "=") else { return String(item) }
           return item[..<equals] + "=***"
         }
         .joined(separator: "&")
+    }
+    if let query = components.percentEncodedQuery {
+      components.percentEncodedQuery = hidingValues(query)
+    }
+    if let fragment = components.percentEncodedFragment {
+      components.percentEncodedFragment = hidingValues(fragment)
     }
     if components.user != nil { components.user = "***" }
     if components.password != nil { components.password = "***" }

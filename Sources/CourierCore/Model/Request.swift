@@ -44,7 +44,7 @@ public struct Request: Sendable {
 }
 
 extension Request: CustomStringConvertible {
-  /// `METHOD url` without headers, body, query values or user info, which may hold
-  /// credentials: safe to log.
+  /// `METHOD url` without headers, body, query or fragment values or user info, which may
+  /// hold credentials: safe to log.
   public var description: String { "\(method) \(CourierError.redactedURL(url))" }
 }
