@@ -261,4 +261,28 @@ struct SecretLeakTests {
     #expect("\(request)" == "GET https://***:***@h.test/cb?code=***#access_token=***&state=***&top")
     #expect(String(reflecting: request) == "\(request)")
   }
+
+  /// A caller's own error that keeps the headers it refused.
+  struct HeaderRefusal: Error {
+    let headers: HTTPHeaders
+  }
+
+  @Test("headers print credentials hidden, inside an error's description too")
+  func headersDescription() async throws {
+    var headers = HTTPHeaders()
+    try headers.add(.authorization, "Bearer HEADER-TOKEN-1")
+    try headers.add(.setCookie, "sid=HEADER-COOKIE-2; Path=/")
+    try headers.add(.location, "/cb?code=HEADER-CODE-3")
+    try headers.add(.accept, "application/json")
+    #expect(
+      "\(headers)" == "Authorization: ***\nSet-Cookie: ***\nLocation: /cb?code=***\n"
+        + "Accept: application/json")
+    let error = CourierError(
+      kind: .middleware, debugMessage: "refused", underlying: HeaderRefusal(headers: headers))
+    for text in [error.debugDescription, String(reflecting: error)] {
+      for secret in ["HEADER-TOKEN-1", "HEADER-COOKIE-2", "HEADER-CODE-3"] {
+        #expect(!text.contains(secret), "\(secret) in \(text)")
+      }
+    }
+  }
 }

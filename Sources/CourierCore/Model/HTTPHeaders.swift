@@ -242,10 +242,15 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
   /// Iterates over the fields in order.
   public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
 
-  /// The fields as `Name: value` lines, for debugging. Credentials are not redacted here; use
-  /// a logging middleware to print headers.
+  /// The fields as `Name: value` lines, for debugging, with credentials hidden as
+  /// ``Redaction/standard`` hides them in logs: the value of `Authorization`, `Cookie`,
+  /// `Set-Cookie` and the rest of its names is `***`, and so is every listed query value of a
+  /// URL in a value. A description ends up in logs and error descriptions (an error that keeps
+  /// the headers prints them); a header list does not know which other names carry a secret,
+  /// so read the fields themselves (or log through a ``Redaction`` of your own) when you need
+  /// more hidden or more shown.
   public var description: String {
-    fields.map { "\($0.name.rawName): \($0.value)" }.joined(separator: "\n")
+    fields.map { "\($0.name.rawName): \(Redaction.standard.header($0))" }.joined(separator: "\n")
   }
 
   /// The first value of `name` from the transport's own representation, without building the
