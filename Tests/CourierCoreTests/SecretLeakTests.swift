@@ -285,4 +285,17 @@ struct SecretLeakTests {
       }
     }
   }
+
+  @Test("a recorded transport failure's message has the URLs in it redacted")
+  func recordedErrorMessage() async throws {
+    let file = Self.temporaryFile()
+    defer { try? FileManager.default.removeItem(at: file) }
+    let message = "could not reach https://li:USERINFO-4@h.test/x?token=FAILURE-TOKEN-5&page=2"
+    let recording = RecordingTransport(
+      wrapping: StubTransport(fallback: .failure(.cannotConnect, message)), cassette: file)
+    _ = await courierError { try await recording.send(Request(url: testBase)) }
+    let recorded = try #require(Cassette(contentsOf: file).interactions.first?.error)
+    #expect(recorded.kind == "cannotConnect")
+    #expect(recorded.message == "could not reach https://***@h.test/x?token=***&page=***")
+  }
 }

@@ -140,7 +140,7 @@ public struct Cassette: Codable, Sendable, Equatable {
   public struct RecordedError: Codable, Sendable, Equatable {
     /// ``CourierError/Kind`` name, for example `cannotConnect`.
     public var kind: String
-    /// The error's `debugMessage`.
+    /// The error's `debugMessage`, every URL in it redacted (``CourierError/redactingURLs(in:)``).
     public var message: String
 
     /// Creates a recorded failure.

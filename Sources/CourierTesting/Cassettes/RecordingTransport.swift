@@ -60,7 +60,10 @@ public final class RecordingTransport: Transport {
       try record(
         Cassette.Interaction(
           request: message,
-          error: Cassette.RecordedError(kind: failure.kind.name, message: failure.debugMessage)))
+          error: Cassette.RecordedError(
+            kind: failure.kind.name,
+            // As `debugDescription` writes it: a transport's message may name the URL.
+            message: CourierError.redactingURLs(in: failure.debugMessage))))
       throw error
     }
   }
