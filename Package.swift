@@ -76,7 +76,7 @@ let package = Package(
     ),
     .target(
       name: "CourierTesting",
-      dependencies: ["CourierCore", "CourierReachability", "CCourierNetlink"],
+      dependencies: ["CourierCore", "CourierGzip", "CourierReachability", "CCourierNetlink"],
       swiftSettings: strictSettings
     ),
 

@@ -1,4 +1,5 @@
 import CourierCore
+import CourierGzip
 import Foundation
 
 /// Request and response pairs recorded by ``RecordingTransport`` and served by
@@ -176,28 +177,86 @@ public struct Cassette: Codable, Sendable, Equatable {
 
 extension Cassette.RecordedMessage {
   /// `request` as a cassette records it: URL, headers and body redacted by `redaction`
-  /// (the request's ``CredentialHeadersAttribute`` headers included).
+  /// (the request's ``CredentialHeadersAttribute`` headers included), a gzip or deflate
+  /// body decoded first (see ``Cassette/recorded(_:headers:redaction:header:)``).
   public init(_ request: Request, redaction: Redaction) {
-    let contentType = request.headers[.contentType]
+    let (headers, body) = Cassette.recorded(
+      request.body.data ?? Data(), headers: request.headers, redaction: redaction
+    ) { redaction.header($0, of: request) }
     self.init(
-      method: request.method.rawValue,
-      url: redaction.url(request.url),
-      headers: request.headers.map { [$0.name.rawName, redaction.header($0, of: request)] },
-      body: request.body.data.flatMap { data in
-        data.isEmpty ? nil : Cassette.Body(redaction.body(data, contentType: contentType))
-      })
+      method: request.method.rawValue, url: redaction.url(request.url), headers: headers,
+      body: body)
   }
 }
 
 extension Cassette.RecordedResponse {
-  /// `response` as a cassette records it: headers and body redacted by `redaction`.
+  /// `response` as a cassette records it: headers and body redacted by `redaction`, a gzip
+  /// or deflate body decoded first (see ``Cassette/recorded(_:headers:redaction:header:)``).
   public init(_ response: Response, redaction: Redaction) {
-    let contentType = response.headers[.contentType]
-    self.init(
-      status: response.status,
-      headers: response.headers.map { [$0.name.rawName, redaction.header($0)] },
-      body: response.body.isEmpty
-        ? nil
-        : Cassette.Body(redaction.body(response.body, contentType: contentType)))
+    let (headers, body) = Cassette.recorded(
+      response.body, headers: response.headers, redaction: redaction
+    ) { redaction.header($0) }
+    self.init(status: response.status, headers: headers, body: body)
+  }
+}
+
+extension Cassette {
+  /// A message's header pairs and body as a cassette records them, each header value as
+  /// `header` writes it and the body redacted by `redaction`.
+  ///
+  /// A body whose `Content-Encoding` is gzip or deflate (one or several) is recorded decoded,
+  /// without its `Content-Encoding` and with a true `Content-Length`: compressed, its secrets
+  /// would pass the redaction unseen and come back to anyone who decompresses the file. A
+  /// replay then serves the plain body, which every client reads as it read the decoded one.
+  /// A coding that cannot be undone (`br`, a corrupt stream, one past
+  /// `DecompressionLimit.standard`) leaves the body as it came.
+  static func recorded(
+    _ data: Data, headers: HTTPHeaders, redaction: Redaction,
+    header: (HTTPHeaders.Field) -> String
+  ) -> (headers: [[String]], body: Body?) {
+    let plain = decoded(data, headers: headers)
+    let body = redaction.body(plain ?? data, contentType: headers[.contentType])
+    var pairs: [[String]] = []
+    for field in headers {
+      if plain != nil {
+        if field.name == .contentEncoding { continue }
+        if field.name == .contentLength {
+          pairs.append([field.name.rawName, String(body.count)])
+          continue
+        }
+      }
+      pairs.append([field.name.rawName, header(field)])
+    }
+    return (pairs, body.isEmpty ? nil : Body(body))
+  }
+
+  /// `data` with the gzip and deflate codings `headers` name undone, last applied first;
+  /// `nil` when no coding is named or one cannot be undone. A layer whose bytes are not
+  /// compressed (a transport decoded them already) ends the decoding there.
+  static func decoded(_ data: Data, headers: HTTPHeaders) -> Data? {
+    guard !data.isEmpty else { return nil }
+    let names = headers.values(for: .contentEncoding).flatMap { $0.split(separator: ",") }
+      .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+      .filter { !$0.isEmpty && $0 != "identity" }
+    guard !names.isEmpty, names.allSatisfy({ ["gzip", "x-gzip", "deflate"].contains($0) })
+    else { return nil }
+    var bytes = data
+    for name in names.reversed() {
+      if name == "deflate" {
+        // zlib-wrapped, as RFC 9110 says, or raw deflate, as some servers send.
+        guard
+          let plain = (try? GzipDecompressor.decompress(bytes, format: .zlib))
+            ?? (try? GzipDecompressor.decompress(bytes, format: .rawDeflate))
+        else { break }
+        bytes = plain
+      } else {
+        guard bytes.starts(with: [0x1F, 0x8B]) else { break }
+        guard let plain = try? GzipDecompressor.decompress(bytes, format: .gzip) else {
+          return nil
+        }
+        bytes = plain
+      }
+    }
+    return bytes
   }
 }

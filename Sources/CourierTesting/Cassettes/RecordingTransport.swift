@@ -7,11 +7,12 @@ import Synchronization
 ///
 /// Credentials never reach the file: URLs, headers (URLs inside them included) and JSON, form
 /// and multipart bodies of requests and responses are redacted by a ``Redaction`` (default
-/// ``Redaction/standard``, the rules logging uses), so a cassette can be committed. The
-/// redaction finds secrets by name; a body of no such shape (plain text, HTML) and the bytes
-/// of a multipart file part are kept as they were sent, since a replay must serve them back
-/// (a multipart part whose name is listed is hidden, file or not). The file is rewritten
-/// atomically after every interaction, so a crash loses nothing that was answered.
+/// ``Redaction/standard``, the rules logging uses), so a cassette can be committed; a gzip or
+/// deflate body is decoded first and recorded plain. The redaction finds secrets by name; a
+/// body of no such shape (plain text, HTML) and the bytes of a multipart file part are kept
+/// as they were sent, since a replay must serve them back (a multipart part whose name is
+/// listed is hidden, file or not). The file is rewritten atomically after every interaction,
+/// so a crash loses nothing that was answered.
 ///
 /// ```swift
 /// import Courier
