@@ -154,6 +154,7 @@ COURIER_SETOPT(write_callback, courier_curl_write_callback)
 COURIER_SETOPT(read_callback, courier_curl_read_callback)
 COURIER_SETOPT(seek_callback, courier_curl_seek_callback)
 COURIER_SETOPT(xferinfo_callback, courier_curl_xferinfo_callback)
+COURIER_SETOPT(closesocket_callback, courier_curl_closesocket_callback)
 #undef COURIER_SETOPT
 
 static courier_curl_socket openSocket(
@@ -187,6 +188,7 @@ CURLcode courier_curl_easy_open_sockets_close_on_exec(void *easy) {
 COURIER_GETINFO(long, long)
 COURIER_GETINFO(off_t, curl_off_t)
 COURIER_GETINFO(string, char *)
+COURIER_GETINFO(socket, curl_socket_t)
 #undef COURIER_GETINFO
 
 // MARK: Multi handles

@@ -162,9 +162,11 @@ final class CurlEventLoop: Sendable {
     var completions: [CurlLoopCore.Completion] = []
 
     /// Runs libcurl's timeout when it is due (a transfer just added asks for it at once: that
-    /// starts it) and collects what finished.
+    /// starts it) and collects what finished. Idle connections with input are dropped first:
+    /// this is where libcurl picks a connection for a new transfer.
     mutating func runDueTimeout() {
       guard interest.takeDueTimeout() else { return }
+      interest.dropIdleWithInput()
       var running: Int32 = 0
       _ = courier_curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &running)
       core.collectFinished(into: &completions)
@@ -232,7 +234,8 @@ final class CurlEventLoop: Sendable {
       let interest = CurlSocketInterest()
       interest.install(on: multi)
       engine = Engine(
-        multi: multi, core: CurlLoopCore(multi: multi, configuration: configuration),
+        multi: multi,
+        core: CurlLoopCore(multi: multi, configuration: configuration, sockets: interest),
         interest: interest)
       state.running = true
     } else {
@@ -519,15 +522,22 @@ final class CurlLoopCore {
 
   private let multi: UnsafeMutableRawPointer
   private let configuration: CurlTransport.Configuration
+  /// The loop's sockets: told of every socket libcurl closes, and of every HTTP/1 connection
+  /// kept idle after a transfer.
+  private let sockets: CurlSocketInterest
   /// The connections the transfers opened, readable from any thread.
   let connections = CurlConnectionCounter()
   private var byTicket: [ObjectIdentifier: CurlTransfer] = [:]
   private var byHandle: [UnsafeMutableRawPointer: CurlTransfer] = [:]
   private var spareHandles: [CurlEasyHandle] = []
 
-  init(multi: UnsafeMutableRawPointer, configuration: CurlTransport.Configuration) {
+  init(
+    multi: UnsafeMutableRawPointer, configuration: CurlTransport.Configuration,
+    sockets: CurlSocketInterest
+  ) {
     self.multi = multi
     self.configuration = configuration
+    self.sockets = sockets
   }
 
   /// How many transfers are in flight.
@@ -542,6 +552,15 @@ final class CurlLoopCore {
     }
     guard let handle = spareHandles.popLast() ?? CurlEasyHandle() else {
       completions.append((ticket, .failure(failure("curl_easy_init failed", ticket))))
+      return
+    }
+    // With the options every transfer shares: a connection keeps the callback of the handle
+    // that opened it.
+    if !handle.isConfigured, sockets.installCloseCallback(on: handle.easy) != CURLE_OK {
+      handle.needsReset = true
+      recycle(handle)
+      completions.append(
+        (ticket, .failure(failure("CURLOPT_CLOSESOCKETFUNCTION was refused", ticket))))
       return
     }
     let transfer: CurlTransfer
@@ -588,8 +607,24 @@ final class CurlLoopCore {
         continue
       }
       byTicket[ObjectIdentifier(transfer.ticket)] = nil
+      noteIdleConnection(of: easy)
       end(transfer, with: transfer.complete(code), &completions)
     }
+  }
+
+  /// Tells ``sockets`` of the HTTP/1 connection libcurl kept after `easy`'s transfer, if it
+  /// kept one (`CURLINFO_ACTIVESOCKET`, which names it only until the handle leaves the multi).
+  /// Any version but HTTP/2 and HTTP/3 counts: a transfer that failed before its response
+  /// reports none, and dropping a multiplexed connection by mistake only costs a new one.
+  private func noteIdleConnection(of easy: UnsafeMutableRawPointer) {
+    var socket: curl_socket_t = -1
+    guard courier_curl_easy_getinfo_socket(easy, CURLINFO_ACTIVESOCKET, &socket) == CURLE_OK,
+      socket >= 0
+    else { return }
+    var version = 0
+    _ = courier_curl_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
+    guard version != CURL_HTTP_VERSION_2_0, version != CURL_HTTP_VERSION_3 else { return }
+    sockets.becameIdle(socket)
   }
 
   /// Fails every transfer in flight with the shutdown error and frees every easy handle.

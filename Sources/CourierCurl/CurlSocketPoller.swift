@@ -33,15 +33,52 @@ internal import CCourierCurl
 /// connection for the next request. The socket stays in ``watched`` for reading: the next
 /// request on that connection then asks for exactly what the array already has, so a caller
 /// that sends it needs no wake-up of the loop (one `eventfd` write and one context switch of
-/// the loop thread per request, measured below in ``CurlEventLoop``). An idle socket that
-/// becomes readable (the server closed it, or sent something unasked) is passed to nobody: it
-/// leaves the set (``PollSet/wait(timeout:)`` reports it in ``PollSet/strays``), so it cannot
-/// make `poll` return again and again; a closed descriptor (`POLLNVAL`) leaves it too.
+/// the loop thread per request, measured below in ``CurlEventLoop``). A socket that becomes
+/// readable while libcurl wants nothing of it is passed to nobody: it leaves the set, so it
+/// cannot make `poll` return again and again; a closed descriptor (`POLLNVAL`) leaves it too.
+/// That is also what happens when a caller's thread runs a whole transfer itself (the answer
+/// arrives while libcurl is still sending from that thread, and libcurl reads it there): the
+/// answer woke the loop for a socket idle again by the time the loop looks, and with the
+/// socket out of the set the next such transfer wakes nobody.
+///
+/// ## Input on an idle HTTP/1 connection drops it
+/// Over HTTP/1 nothing ties a response to its request but the order, and libcurl 7.88 takes a
+/// kept connection again when its socket has unread input (it notices only a closed one). Bytes
+/// a server sends once a transfer has ended — a response nobody asked for, the tail of a body
+/// longer than its `Content-Length`, a body after a `HEAD` or a `204` — would be read by the
+/// next request on that connection as its answer, and every later answer there would be one
+/// behind. So the socket of an HTTP/1 connection libcurl keeps after a transfer is ``idle``
+/// until a transfer asks for it again, and an idle socket with input is dropped
+/// (``drop(_:)``: shut down in both directions and drained, so that libcurl finds it dead and
+/// opens a new connection, as later libcurl versions do themselves). Before libcurl may pick a
+/// connection for a new transfer, every idle socket is checked (``dropIdleWithInput()``, one
+/// `poll` with no wait): that is the guarantee, whether or not the loop still watches the
+/// socket. The loop also drops one as soon as its `poll` sees it readable while it watches it
+/// (``readiness(_:revents:)``), which closes it for the server early. Bytes that arrive after
+/// the check, in the microseconds before the request goes out or after it, cannot be told
+/// from its response: no HTTP/1 client can. What arrives with the end of a
+/// response, in the same read, libcurl handles itself: it closes the connection after a body
+/// longer than its `Content-Length`, and discards what follows the head of a `HEAD` or `204`
+/// response or the last chunk of a chunked body. HTTP/2 connections are never idle in this
+/// sense: their frames carry stream numbers, and a server may send `PING` or `SETTINGS` at any
+/// time.
+///
+/// libcurl tells ``closed(_:)`` of every socket it closes (`CURLOPT_CLOSESOCKETFUNCTION`), so a
+/// number in ``idle`` is always libcurl's own connection, never a descriptor of the
+/// application's that took a freed number: only such a number is ever shut down.
 final class CurlSocketInterest {
   /// What libcurl wants to hear about each socket of a transfer in flight, in `pollfd` events.
   private(set) var wanted: [Int32: Int16] = [:]
   /// What the next `poll` must watch: ``wanted`` plus idle connections, for reading.
   private(set) var watched: [Int32: Int16] = [:]
+  /// The sockets of HTTP/1 connections libcurl keeps with no transfer on them: input on one
+  /// is no answer to anything (see the type's documentation). Never in ``wanted``.
+  private(set) var idle: Set<Int32> = []
+  /// How many idle connections were dropped because input (or the end of the stream) arrived
+  /// on them.
+  private(set) var droppedConnections = 0
+  /// The `pollfd` array of ``dropIdleWithInput()``, kept for its capacity.
+  private var idleProbe: [pollfd] = []
   /// ``watched`` changed since the loop last built its `pollfd` array from it.
   private(set) var isDirty = false
   /// When libcurl wants `curl_multi_socket_action(CURL_SOCKET_TIMEOUT)` called, in
@@ -80,12 +117,30 @@ final class CurlSocketInterest {
     _ = courier_curl_multi_setopt_pointer(multi, CURLMOPT_TIMERDATA, context)
   }
 
+  /// Makes this object the target of `easy`'s `CURLOPT_CLOSESOCKETFUNCTION`, which closes
+  /// every socket of the connections the handle's transfers open (libcurl keeps the callback
+  /// with each connection); it must outlive the multi handle's last call.
+  func installCloseCallback(on easy: UnsafeMutableRawPointer) -> CURLcode {
+    let set = courier_curl_easy_setopt_closesocket_callback(easy, CURLOPT_CLOSESOCKETFUNCTION) {
+      context, socket in
+      if let context {
+        Unmanaged<CurlSocketInterest>.fromOpaque(context).takeUnretainedValue().closed(socket)
+      }
+      return close(socket)
+    }
+    guard set == CURLE_OK else { return set }
+    return courier_curl_easy_setopt_pointer(
+      easy, CURLOPT_CLOSESOCKETDATA, Unmanaged.passUnretained(self).toOpaque())
+  }
+
   /// `CURLMOPT_SOCKETFUNCTION`: start, change or stop watching `socket`.
   func watch(_ socket: curl_socket_t, what: Int32) {
     var events = Int16(POLLIN)
     if what == CURL_POLL_REMOVE {
       wanted[socket] = nil
     } else {
+      // A transfer uses the connection: what arrives now is its answer.
+      idle.remove(socket)
       events = 0
       if what & CURL_POLL_IN != 0 { events |= Int16(POLLIN) }
       if what & CURL_POLL_OUT != 0 { events |= Int16(POLLOUT) }
@@ -96,6 +151,68 @@ final class CurlSocketInterest {
       isDirty = true
     }
   }
+
+  /// A transfer ended and libcurl kept its HTTP/1 connection, whose socket is `socket`: from
+  /// now on, until a transfer asks for it again, input on it is dropped with the connection.
+  /// What ``watched`` holds is left as it is: adding a socket a stale readiness removed would
+  /// wake the loop for every request a caller's thread runs from start to end.
+  func becameIdle(_ socket: Int32) {
+    guard socket >= 0, wanted[socket] == nil else { return }
+    idle.insert(socket)
+  }
+
+  /// `CURLOPT_CLOSESOCKETFUNCTION`: libcurl is closing `socket`; its number may be anyone's
+  /// after this.
+  func closed(_ socket: Int32) {
+    idle.remove(socket)
+    wanted[socket] = nil
+    forget(socket)
+  }
+
+  /// Drops every idle connection that has input waiting (one `poll` of the idle sockets, with
+  /// no wait): called before libcurl may pick a connection for a new transfer, so that input
+  /// the loop has not seen yet is never read as that transfer's answer.
+  func dropIdleWithInput() {
+    guard !idle.isEmpty else { return }
+    idleProbe.removeAll(keepingCapacity: true)
+    for socket in idle { idleProbe.append(pollfd(fd: socket, events: Int16(POLLIN), revents: 0)) }
+    let ready = idleProbe.withUnsafeMutableBufferPointer {
+      poll($0.baseAddress, nfds_t($0.count), 0)
+    }
+    guard ready > 0 else { return }
+    for probe in idleProbe where probe.revents != 0 && probe.revents & Int16(POLLNVAL) == 0 {
+      drop(probe.fd)
+      forget(probe.fd)
+    }
+  }
+
+  /// Whether `socket` has input (or the end of its stream, or an error) now, without waiting.
+  private static func hasInput(_ socket: Int32) -> Bool {
+    var probe = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+    return poll(&probe, 1, 0) > 0 && probe.revents & Int16(POLLNVAL) == 0
+  }
+
+  /// Ends the idle connection of `socket`, which has input: shut down in both directions (the
+  /// server sees it closed) and its input read and discarded, so that libcurl's check before
+  /// reuse finds the end of the stream and closes it. Input that keeps coming past the bytes
+  /// drained here leaves libcurl a socket it may still take, but any request it sends there
+  /// fails at once (the socket no longer writes), and libcurl then sends it again on a new
+  /// connection.
+  private func drop(_ socket: Int32) {
+    idle.remove(socket)
+    droppedConnections += 1
+    _ = shutdown(socket, Int32(SHUT_RDWR))
+    withUnsafeTemporaryAllocation(byteCount: 16 * 1024, alignment: 1) { buffer in
+      for _ in 0..<Self.drainedReads {
+        guard recv(socket, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT)) > 0 else {
+          return
+        }
+      }
+    }
+  }
+
+  /// The most 16 KiB reads ``drop(_:)`` makes of a dropped connection's input.
+  static let drainedReads = 64
 
   /// `CURLMOPT_TIMERFUNCTION`: `-1` removes the timeout, `0` asks for it at once.
   private func setTimer(_ milliseconds: Int) {
@@ -111,10 +228,15 @@ final class CurlSocketInterest {
   }
 
   /// The `CURL_CSELECT_*` bits for a socket `poll` found ready, or `nil` when libcurl does not
-  /// want it (an idle connection: that socket leaves the watched set) or when what `poll` saw
-  /// is no longer about the socket of that number.
+  /// want it (that socket leaves the watched set, and an ``idle`` one is dropped: input on it is
+  /// no answer to anything) or when what `poll` saw is no longer about the socket of that
+  /// number.
   func readiness(_ socket: Int32, revents: Int16) -> Int32? {
     guard wanted[socket] != nil else {
+      // What `poll` saw may be gone: a caller's thread may have run a whole transfer on this
+      // connection since, reading the answer `poll` saw arrive, and left it idle again. Then
+      // it stays idle (the next start checks it) but leaves the set like any other.
+      if idle.contains(socket), Self.hasInput(socket) { drop(socket) }
       forget(socket)
       return nil
     }

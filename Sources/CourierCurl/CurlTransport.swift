@@ -57,6 +57,18 @@ import Foundation
 ///   decode within its size and ratio limits. See ``Configuration/ContentDecoding``.
 /// - ``Request/timeout`` is applied by libcurl as a total limit for the attempt
 ///   (`CURLOPT_TIMEOUT_MS`, to the millisecond), in addition to `TimeoutMiddleware`.
+/// - An idle HTTP/1 connection on which bytes arrive — a response nobody asked for, the tail
+///   of a body longer than its `Content-Length`, a body after a `HEAD` or `204` answer — is
+///   dropped, never reused: libcurl 7.88 would hand those bytes to the next request sent
+///   there as its answer, and every later answer on that connection would be one behind.
+///   Every idle connection is checked just before libcurl may pick one for a new transfer
+///   (one `poll` with no wait), and the event loop drops one as soon as its `poll` sees the
+///   socket readable while it watches it. What
+///   arrives in the same read as the end of a response libcurl handles itself: it closes the
+///   connection after a body longer than its `Content-Length`, and discards what follows the
+///   head of a `HEAD` or `204` answer or the last chunk of a chunked body. Bytes that arrive
+///   once a request is being sent cannot be told from its answer by any HTTP/1 client.
+///   HTTP/2 connections are left alone: their frames carry stream numbers.
 /// - Cancelling the calling `Task`, cancelling the request (`Client.cancelAll()`,
 ///   `TimeoutMiddleware`) or shutting the transport down removes the transfer from libcurl at
 ///   once and closes its connection (over HTTP/2, resets its stream).

@@ -542,6 +542,95 @@ struct CurlTransportTests {
     #expect(told.watched[descriptor] == nil)
   }
 
+  @Test("an idle HTTP/1 connection with input is dropped, when the loop sees it or before a start")
+  func idleConnectionWithInputIsDropped() throws {
+    // Unasked bytes on an idle kept-alive connection would be the next request's answer.
+    // Each pair stands for a connection: `ours` is libcurl's socket, `server` the server's.
+    let interest = CurlSocketInterest()
+    func idle(_ socket: Int32) {
+      interest.watch(socket, what: CURL_POLL_IN)
+      interest.watch(socket, what: CURL_POLL_REMOVE)
+      interest.becameIdle(socket)
+    }
+
+    // Quiet: kept, and watched for reading.
+    let quiet = try SocketPair()
+    idle(quiet.ours)
+    interest.dropIdleWithInput()
+    #expect(interest.idle.contains(quiet.ours))
+    #expect(interest.watched[quiet.ours] == Int16(POLLIN))
+    #expect(interest.droppedConnections == 0)
+    #expect(!quiet.serverSeesEnd())
+
+    // Input the loop has not seen yet: dropped before libcurl may pick the connection.
+    quiet.serverSends("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nEVIL")
+    interest.dropIdleWithInput()
+    #expect(!interest.idle.contains(quiet.ours))
+    #expect(interest.watched[quiet.ours] == nil)
+    #expect(interest.droppedConnections == 1)
+    #expect(quiet.serverSeesEnd())
+    // Drained: libcurl's check before reuse reads the end of the stream, not the bytes.
+    #expect(quiet.oursReadsEnd())
+
+    // What the loop's poll saw is gone (a caller's thread ran a transfer on the connection
+    // meanwhile and read it): kept, and still idle, so the next start checks it. It leaves
+    // the set: kept there, it would wake the loop for every answer a caller's thread reads
+    // itself.
+    let stale = try SocketPair()
+    idle(stale.ours)
+    #expect(interest.readiness(stale.ours, revents: Int16(POLLIN)) == nil)
+    #expect(interest.idle.contains(stale.ours))
+    #expect(interest.watched[stale.ours] == nil)
+    #expect(interest.droppedConnections == 1)
+    #expect(!stale.serverSeesEnd())
+    stale.serverSends("EVIL")
+    interest.dropIdleWithInput()
+    #expect(interest.droppedConnections == 2)
+    #expect(stale.serverSeesEnd())
+
+    // Input the loop's poll saw: dropped there.
+    let seen = try SocketPair()
+    idle(seen.ours)
+    seen.serverSends("EVIL")
+    #expect(interest.readiness(seen.ours, revents: Int16(POLLIN)) == nil)
+    #expect(interest.droppedConnections == 3)
+    #expect(seen.serverSeesEnd())
+
+    // In use by a transfer: its answer, passed to libcurl and never dropped. A connection
+    // taken again is no longer idle.
+    let busy = try SocketPair()
+    idle(busy.ours)
+    interest.watch(busy.ours, what: CURL_POLL_IN)
+    #expect(!interest.idle.contains(busy.ours))
+    interest.becameIdle(busy.ours)
+    #expect(!interest.idle.contains(busy.ours), "a socket libcurl wants is never idle")
+    busy.serverSends("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+    interest.dropIdleWithInput()
+    #expect(interest.readiness(busy.ours, revents: Int16(POLLIN)) == CURL_CSELECT_IN)
+    #expect(interest.droppedConnections == 3)
+    #expect(!busy.serverSeesEnd())
+
+    // Not marked idle (an HTTP/2 connection, whose server may send PING or SETTINGS at any
+    // time, or a number that is not libcurl's): left out of the set, never shut down.
+    let other = try SocketPair()
+    interest.watch(other.ours, what: CURL_POLL_IN)
+    interest.watch(other.ours, what: CURL_POLL_REMOVE)
+    other.serverSends("PING")
+    interest.dropIdleWithInput()
+    #expect(interest.readiness(other.ours, revents: Int16(POLLIN)) == nil)
+    #expect(interest.watched[other.ours] == nil)
+    #expect(interest.droppedConnections == 3)
+    #expect(!other.serverSeesEnd())
+
+    // Closed by libcurl: its number leaves every set, so a descriptor that takes it later is
+    // never shut down.
+    let closing = try SocketPair()
+    idle(closing.ours)
+    interest.closed(closing.ours)
+    #expect(!interest.idle.contains(closing.ours))
+    #expect(interest.watched[closing.ours] == nil)
+  }
+
   @Test("a descriptor is open until it is closed, and a number nothing holds is not open")
   func descriptorOpenCheck() throws {
     let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

@@ -2,6 +2,7 @@ import Courier
 import CourierTesting
 import Foundation
 import Synchronization
+import Testing
 
 #if canImport(Glibc)
   import Glibc
@@ -117,3 +118,39 @@ func threads(named name: String) -> [String] {
 
 /// Bytes that compress extremely well: `count` zero bytes.
 func zeros(_ count: Int) -> Data { Data(count: count) }
+
+/// A connected pair of stream sockets standing for one connection: `ours` is the client's
+/// (libcurl's), `server` the server's. Both are closed when the pair is freed.
+final class SocketPair {
+  let ours: Int32
+  let server: Int32
+
+  init() throws {
+    var pair: [Int32] = [-1, -1]
+    let made = socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair)
+    try #require(made == 0, "socketpair failed: \(String(cString: strerror(errno)))")
+    (ours, server) = (pair[0], pair[1])
+  }
+
+  /// The server writes `text` to the client.
+  func serverSends(_ text: String) {
+    _ = Array(text.utf8).withUnsafeBytes { send(server, $0.baseAddress, $0.count, 0) }
+  }
+
+  /// Whether the server reads the end of the stream now (the client shut it down), without
+  /// waiting.
+  func serverSeesEnd() -> Bool { Self.readsEnd(server) }
+
+  /// Whether the client reads the end of the stream now, with nothing before it.
+  func oursReadsEnd() -> Bool { Self.readsEnd(ours) }
+
+  private static func readsEnd(_ socket: Int32) -> Bool {
+    var byte: UInt8 = 0
+    return recv(socket, &byte, 1, Int32(MSG_DONTWAIT)) == 0
+  }
+
+  deinit {
+    close(ours)
+    close(server)
+  }
+}

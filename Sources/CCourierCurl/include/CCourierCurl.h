@@ -73,6 +73,9 @@ CURLcode courier_curl_easy_setopt_seek_callback(
 /// `CURLOPT_XFERINFOFUNCTION`.
 CURLcode courier_curl_easy_setopt_xferinfo_callback(
     void *easy, CURLoption option, courier_curl_xferinfo_callback callback);
+/// `CURLOPT_CLOSESOCKETFUNCTION`.
+CURLcode courier_curl_easy_setopt_closesocket_callback(
+    void *easy, CURLoption option, courier_curl_closesocket_callback callback);
 
 /// Sets a `CURLOPT_OPENSOCKETFUNCTION` that opens the socket libcurl would open
 /// (`socket(family, socktype, protocol)`, which libcurl 7.88 does without close-on-exec) with
@@ -83,6 +86,7 @@ CURLcode courier_curl_easy_open_sockets_close_on_exec(void *easy);
 CURLcode courier_curl_easy_getinfo_long(void *easy, CURLINFO info, long *value);
 CURLcode courier_curl_easy_getinfo_off_t(void *easy, CURLINFO info, curl_off_t *value);
 CURLcode courier_curl_easy_getinfo_string(void *easy, CURLINFO info, char **value);
+CURLcode courier_curl_easy_getinfo_socket(void *easy, CURLINFO info, curl_socket_t *value);
 
 // MARK: Multi handles
 

@@ -86,6 +86,7 @@ typedef int (*courier_curl_socket_callback)(
 typedef int (*courier_curl_timer_callback)(void *multi, long milliseconds, void *context);
 typedef courier_curl_socket (*courier_curl_opensocket_callback)(
     void *context, courier_curl_socket_type purpose, struct courier_curl_sockaddr *address);
+typedef int (*courier_curl_closesocket_callback)(void *context, courier_curl_socket socket);
 
 // MARK: The functions, as loaded from the library
 
