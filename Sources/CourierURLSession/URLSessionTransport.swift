@@ -28,6 +28,16 @@ import Synchronization
 ///   for that long), in whole seconds, so it is set a second past the limit as a backstop.
 /// - libcurl decodes gzip responses itself but leaves `Content-Encoding` in place.
 /// - At most 6 connections per host unless the configuration says otherwise.
+/// - Bytes a server sends on a kept-alive connection once a response has been read (a
+///   response nobody asked for, the tail of a body longer than its `Content-Length`, a body
+///   after a `HEAD` or `204` answer) become the next request's answer on that connection, and
+///   every later answer there is one behind: libcurl 7.88 takes a connection with unread input
+///   again, and FoundationNetworking, which owns the sockets and the libcurl handles, watches
+///   no idle socket. No `URLSessionConfiguration` setting turns the reuse off, and a
+///   `Connection: close` request header does not either (libcurl keeps the connection unless
+///   the server closes it), so this transport cannot prevent it. What arrives in the same read
+///   as the end of a response libcurl handles itself. `CurlTransport` drops an idle connection
+///   on which input arrives: use it with servers, or proxies, you do not control.
 public struct URLSessionTransport: Transport {
   /// The session every request is sent with.
   public let session: URLSession
