@@ -33,6 +33,11 @@ static const size_t candidateCount = sizeof candidates / sizeof candidates[0];
 #define COURIER_CURLE_FAILED_INIT 2
 #define COURIER_CURLM_INTERNAL_ERROR 4
 
+/// The oldest libcurl CourierCurl works with, as `version_num`: 7.85.0, the first with
+/// `CURLOPT_PROTOCOLS_STR`. An older one has every function Courier loads, so only its version
+/// tells it apart before each transfer's options fail.
+#define COURIER_CURL_MINIMUM_VERSION 0x075500u
+
 static pthread_once_t loadOnce = PTHREAD_ONCE_INIT;
 static struct courier_curl_functions table;
 /// `&table` once libcurl is loaded and initialised; `NULL` otherwise.
@@ -81,6 +86,15 @@ static void load(void) {
         snprintf(loadFailure, sizeof loadFailure,
                  "libcurl was loaded from %s, but curl_global_init failed with CURLcode %u",
                  names[index], code);
+        return;
+      }
+      const struct courier_curl_version_info *info = table.curl_version_info(CURLVERSION_FIRST);
+      if (info == NULL || info->version_num < COURIER_CURL_MINIMUM_VERSION) {
+        snprintf(loadFailure, sizeof loadFailure,
+                 "%s is libcurl %s, older than 7.85.0, which CurlTransport needs; install a newer "
+                 "libcurl or name one with COURIER_LIBCURL",
+                 names[index],
+                 info != NULL && info->version != NULL ? info->version : "of no version");
         return;
       }
       loaded = &table;

@@ -69,6 +69,109 @@ struct CurlLibraryTests {
         "the child said: \(String(decoding: result.standardErrorContent, as: UTF8.self))")
     }
   }
+
+  @Test(
+    "a libcurl older than 7.85 is refused when it loads, naming its version",
+    .enabled(if: FakeLibcurl.compiler != nil, "needs a C compiler (clang or cc) on PATH"))
+  func tooOldLibcurl() async throws {
+    // In a child process: the library is loaded once per process.
+    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+      await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        try await tooOldLibcurlScenario()
+      }
+    }
+    if let result, result.exitStatus != .exitCode(EXIT_SUCCESS) {
+      Issue.record(
+        "the child said: \(String(decoding: result.standardErrorContent, as: UTF8.self))")
+    }
+  }
+}
+
+/// A process told to load a libcurl 7.81 (Ubuntu 22.04's), which has every function Courier
+/// loads but not `CURLOPT_PROTOCOLS_STR`: the load fails, naming the version, and every request
+/// fails with a `transport` error that says so, rather than as an invalid request.
+private func tooOldLibcurlScenario() async throws {
+  let library = try FakeLibcurl.build(version: "7.81.0", number: 0x07_51_00)
+  defer {
+    try? FileManager.default.removeItem(
+      at: URL(fileURLWithPath: library).deletingLastPathComponent())
+  }
+  setenv("COURIER_LIBCURL", library, 1)
+  let failure = courier_curl_load_failure().map { String(cString: $0) } ?? ""
+  #expect(failure.contains("\(library) is libcurl 7.81.0, older than 7.85.0"), "\(failure)")
+  let transport = CurlTransport()
+  defer { transport.shutdown() }
+  let client = Client.standard(
+    baseURL: URL(string: "http://127.0.0.1:9/"), transport: transport, locale: "en")
+  let error = await #expect(throws: CourierError.self) {
+    _ = try await client.send(Endpoint<Data>(.get, "x"))
+  }
+  let text = error.map { String(reflecting: $0) } ?? ""
+  #expect(error?.kind == .transport, "\(text)")
+  #expect(text.contains("older than 7.85.0"), "\(text)")
+}
+
+/// A stand-in for an old libcurl, compiled for the test: every function Courier loads, the
+/// version given, and `curl_easy_setopt` refusing `CURLOPT_PROTOCOLS_STR` (10318) with
+/// `CURLE_UNKNOWN_OPTION` (48), as a libcurl before 7.85 does.
+private enum FakeLibcurl {
+  /// The first `clang` or `cc` on `PATH`.
+  static let compiler: String? = {
+    let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+    for name in ["clang", "cc"] {
+      for directory in path.split(separator: ":") {
+        let candidate = "\(directory)/\(name)"
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+      }
+    }
+    return nil
+  }()
+
+  static let source = """
+    #include <stdlib.h>
+    struct info { unsigned age; const char *version; unsigned version_num; };
+    static struct info info = {9, FAKE_VERSION, FAKE_NUMBER};
+    int curl_global_init(long flags) { (void)flags; return 0; }
+    struct info *curl_version_info(unsigned stamp) { (void)stamp; return &info; }
+    void *curl_easy_init(void) { return calloc(1, 64); }
+    void curl_easy_cleanup(void *easy) { free(easy); }
+    void curl_easy_reset(void *easy) { (void)easy; }
+    int curl_easy_setopt(void *easy, unsigned option, ...) { (void)easy; return option == 10318 ? 48 : 0; }
+    int curl_easy_getinfo(void *easy, unsigned info, ...) { (void)easy; (void)info; return 0; }
+    const char *curl_easy_strerror(unsigned code) { (void)code; return "fake"; }
+    void *curl_multi_init(void) { return calloc(1, 64); }
+    int curl_multi_cleanup(void *multi) { free(multi); return 0; }
+    int curl_multi_add_handle(void *multi, void *easy) { (void)multi; (void)easy; return 0; }
+    int curl_multi_remove_handle(void *multi, void *easy) { (void)multi; (void)easy; return 0; }
+    void *curl_multi_info_read(void *multi, int *left) { (void)multi; *left = 0; return NULL; }
+    int curl_multi_socket_action(void *multi, int socket, int events, int *running) {
+      (void)multi; (void)socket; (void)events; *running = 0; return 0;
+    }
+    int curl_multi_setopt(void *multi, unsigned option, ...) { (void)multi; (void)option; return 0; }
+    void *curl_slist_append(void *list, const char *line) { (void)list; (void)line; return calloc(1, 16); }
+    void curl_slist_free_all(void *list) { free(list); }
+    """
+
+  /// Compiles the stand-in into a temporary directory and returns the library's path.
+  static func build(version: String, number: UInt32) throws -> String {
+    let compiler = try #require(compiler)
+    let directory = FileManager.default.temporaryDirectory
+      .appendingPathComponent("courier-fake-libcurl-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let sourceFile = directory.appendingPathComponent("fake.c")
+    let library = directory.appendingPathComponent("libcurl-fake.so").path
+    try source.write(to: sourceFile, atomically: true, encoding: .utf8)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: compiler)
+    process.arguments = [
+      "-shared", "-fPIC", "-DFAKE_VERSION=\"\(version)\"", "-DFAKE_NUMBER=\(number)",
+      "-o", library, sourceFile.path,
+    ]
+    try process.run()
+    process.waitUntilExit()
+    try #require(process.terminationStatus == 0, "\(compiler) could not build the stand-in")
+    return library
+  }
 }
 
 /// A process told to load a libcurl that is not there: every request fails at once with a

@@ -31,7 +31,8 @@ typedef struct courier_curl_message CURLMsg;
 /// Loads libcurl (`libcurl.so.4` on Linux, `libcurl.4.dylib` on Apple systems, or the one
 /// library the environment variable `COURIER_LIBCURL` names, a path or a soname) and runs
 /// `curl_global_init` once per process, on first use of any function below; returns `NULL`
-/// when libcurl is ready, otherwise why it is not (which library, and the loader's reason).
+/// when libcurl is ready, otherwise why it is not (which library, and the loader's reason, or
+/// the library's version when it is older than 7.85.0, which Courier needs).
 /// Every function below may be called before or without this one: each loads libcurl first,
 /// and fails as libcurl would (`NULL`, `CURLE_FAILED_INIT`, `CURLM_INTERNAL_ERROR`) when it
 /// could not be loaded.
