@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #if defined(__linux__)
+#include <sys/auxv.h>
 #include <sys/eventfd.h>
 #endif
 
@@ -67,10 +68,23 @@ static int openLibrary(
   return 0;
 }
 
+/// COURIER_LIBCURL, or `NULL` in a process that runs with privileges its caller may not have
+/// (set-user-ID, set-group-ID, file capabilities): there the dynamic loader ignores
+/// `LD_PRELOAD` and `LD_LIBRARY_PATH`, and the environment must not choose a library to run
+/// with those privileges either.
+static const char *chosenLibrary(void) {
+#if defined(__linux__)
+  if (getauxval(AT_SECURE) != 0) return NULL;
+#elif defined(__APPLE__) || defined(__FreeBSD__) || defined(__OpenBSD__) || defined(__NetBSD__)
+  if (issetugid()) return NULL;
+#endif
+  return getenv("COURIER_LIBCURL");
+}
+
 static void load(void) {
   // COURIER_LIBCURL names the one library to load instead (a path or a soname, for example
   // the GnuTLS flavour `libcurl-gnutls.so.4`); when it fails, nothing else is tried.
-  const char *chosen = getenv("COURIER_LIBCURL");
+  const char *chosen = chosenLibrary();
   const char *const *names = candidates;
   size_t count = candidateCount;
   if (chosen != NULL && chosen[0] != 0) {

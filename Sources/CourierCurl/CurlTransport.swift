@@ -98,9 +98,11 @@ import Foundation
 /// The transport loads libcurl when the first one starts (`libcurl.so.4`, the runtime library
 /// FoundationNetworking also links on Linux, or the one library the environment variable
 /// `COURIER_LIBCURL` names: a path or a soname such as `libcurl-gnutls.so.4`), so building
-/// Courier needs no libcurl development files. libcurl 7.85 or newer is required. Where it
-/// cannot be loaded, or is older, every request fails with ``CourierError/Kind/transport`` and a
-/// `debugDescription` that names the library and why the loader refused it.
+/// Courier needs no libcurl development files. A set-user-ID, set-group-ID or file-capability
+/// process ignores `COURIER_LIBCURL`, as the dynamic loader ignores `LD_PRELOAD` there.
+/// libcurl 7.85 or newer is required. Where it cannot be loaded, or is older, every request
+/// fails with ``CourierError/Kind/transport`` and a `debugDescription` that names the library
+/// and why the loader refused it.
 public final class CurlTransport: Transport, CustomStringConvertible {
   /// The settings this transport was created with.
   public let configuration: Configuration

@@ -29,7 +29,8 @@ typedef struct courier_curl_message CURLMsg;
 // MARK: Loading
 
 /// Loads libcurl (`libcurl.so.4` on Linux, `libcurl.4.dylib` on Apple systems, or the one
-/// library the environment variable `COURIER_LIBCURL` names, a path or a soname) and runs
+/// library the environment variable `COURIER_LIBCURL` names, a path or a soname, except in a
+/// set-user-ID, set-group-ID or file-capability process, which ignores it) and runs
 /// `curl_global_init` once per process, on first use of any function below; returns `NULL`
 /// when libcurl is ready, otherwise why it is not (which library, and the loader's reason, or
 /// the library's version when it is older than 7.85.0, which Courier needs).
