@@ -7,6 +7,8 @@
 #if __has_include(<curl/curl.h>)
 
 #define CURL_DISABLE_TYPECHECK 1
+// Deprecated options (CURLOPT_PROTOCOLS) are checked too, without a warning.
+#define CURL_DISABLE_DEPRECATION 1
 #include <curl/curl.h>
 #include <stddef.h>
 

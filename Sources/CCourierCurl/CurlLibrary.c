@@ -23,7 +23,7 @@
 /// The names tried, in order, unless COURIER_LIBCURL names one: the runtime library's soname
 /// (what FoundationNetworking links on Linux), then the development symlink.
 #if defined(__APPLE__)
-static const char *const candidates[] = {"libcurl.4.dylib", "/usr/lib/libcurl.4.dylib"};
+static const char *const candidates[] = {"/usr/lib/libcurl.4.dylib", "libcurl.4.dylib"};
 #else
 static const char *const candidates[] = {"libcurl.so.4", "libcurl.so"};
 #endif
@@ -34,10 +34,11 @@ static const size_t candidateCount = sizeof candidates / sizeof candidates[0];
 #define COURIER_CURLE_FAILED_INIT 2
 #define COURIER_CURLM_INTERNAL_ERROR 4
 
-/// The oldest libcurl CourierCurl works with, as `version_num`: 7.85.0, the first with
-/// `CURLOPT_PROTOCOLS_STR`. An older one has every function Courier loads, so only its version
-/// tells it apart before each transfer's options fail.
-#define COURIER_CURL_MINIMUM_VERSION 0x075500u
+/// The oldest libcurl CourierCurl works with, as `version_num`: 7.68.0 (Ubuntu 20.04's), which
+/// has every option and information Courier uses (before 7.85, transfers restrict protocols
+/// with `CURLOPT_PROTOCOLS` instead of `CURLOPT_PROTOCOLS_STR`). An older one has every
+/// function Courier loads, so only its version tells it apart before its transfers fail.
+#define COURIER_CURL_MINIMUM_VERSION 0x074400u
 
 static pthread_once_t loadOnce = PTHREAD_ONCE_INIT;
 static struct courier_curl_functions table;
@@ -58,7 +59,7 @@ static int openLibrary(
 #define COURIER_CURL_FUNCTION(result, name, parameters)                                    \
   *(void **)&into->name = dlsym(library, #name);                                           \
   if (into->name == NULL) {                                                                \
-    snprintf(message, capacity, "%s has no %s: it is not libcurl 7.85 or newer", path,     \
+    snprintf(message, capacity, "%s has no %s: it is not libcurl 7.68 or newer", path,     \
              #name);                                                                       \
     dlclose(library);                                                                      \
     return -1;                                                                             \
@@ -105,13 +106,13 @@ static void load(void) {
       const struct courier_curl_version_info *info = table.curl_version_info(CURLVERSION_FIRST);
       if (info == NULL || info->version_num < COURIER_CURL_MINIMUM_VERSION) {
         snprintf(loadFailure, sizeof loadFailure,
-                 "%s is libcurl %s, older than 7.85.0, which CurlTransport needs; install a newer "
+                 "%s is libcurl %s, older than 7.68.0, which CurlTransport needs; install a newer "
                  "libcurl or name one with COURIER_LIBCURL",
                  names[index],
                  info != NULL && info->version != NULL ? info->version : "of no version");
         return;
       }
-      loaded = &table;
+      __atomic_store_n(&loaded, &table, __ATOMIC_RELEASE);
       return;
     }
     size_t used = strlen(reasons);
@@ -123,10 +124,13 @@ static void load(void) {
            reasons, names == candidates ? "" : " or unset COURIER_LIBCURL");
 }
 
-/// The loaded table, or `NULL` when libcurl could not be loaded.
+/// The loaded table, or `NULL` when libcurl could not be loaded. Once it is loaded, one
+/// acquire load: every libcurl call goes through here, a few dozen a request.
 static inline const struct courier_curl_functions *curl(void) {
+  const struct courier_curl_functions *ready = __atomic_load_n(&loaded, __ATOMIC_ACQUIRE);
+  if (ready != NULL) return ready;
   pthread_once(&loadOnce, load);
-  return loaded;
+  return __atomic_load_n(&loaded, __ATOMIC_ACQUIRE);
 }
 
 const char *courier_curl_load_failure(void) {

@@ -175,13 +175,31 @@ final class CurlTransfer {
     }
   }
 
+  /// The libcurl the process runs with, as `0xXXYYZZ`.
+  static let libcurlVersion = courier_curl_version_num()
+
+  /// How a transfer is kept to `http` and `https`: by name (`CURLOPT_PROTOCOLS_STR`) from
+  /// libcurl 7.85, as a bitmask (`CURLOPT_PROTOCOLS`, which 7.85 deprecated) before.
+  static func protocolRestriction(
+    forVersion version: UInt32
+  ) -> (option: CURLoption, names: String?, bits: Int) {
+    version >= 0x07_55_00
+      ? (CURLOPT_PROTOCOLS_STR, "http,https", 0)
+      : (CURLOPT_PROTOCOLS, nil, CURLPROTO_HTTP | CURLPROTO_HTTPS)
+  }
+
   /// The options every transfer of the transport shares; set once per easy handle and kept
   /// while the handle only runs plain transfers (``CurlEasyHandle``).
   private func configureShared(_ configuration: CurlTransport.Configuration) throws(CourierError) {
     try set(CURLOPT_ERRORBUFFER, pointer: UnsafeRawPointer(errorBuffer))
     try set(CURLOPT_NOSIGNAL, 1)
     try check(courier_curl_easy_open_sockets_close_on_exec(easy))
-    try set(CURLOPT_PROTOCOLS_STR, string: "http,https")
+    let restriction = Self.protocolRestriction(forVersion: CurlTransfer.libcurlVersion)
+    if let names = restriction.names {
+      try set(restriction.option, string: names)
+    } else {
+      try set(restriction.option, restriction.bits)
+    }
     if configuration.httpVersion == .http2 {
       try set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS)
       // Requests that start together wait for the first connection's ALPN answer and then

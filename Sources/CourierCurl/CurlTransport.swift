@@ -100,7 +100,7 @@ import Foundation
 /// `COURIER_LIBCURL` names: a path or a soname such as `libcurl-gnutls.so.4`), so building
 /// Courier needs no libcurl development files. A set-user-ID, set-group-ID or file-capability
 /// process ignores `COURIER_LIBCURL`, as the dynamic loader ignores `LD_PRELOAD` there.
-/// libcurl 7.85 or newer is required. Where it cannot be loaded, or is older, every request
+/// libcurl 7.68 or newer is required (CI runs 7.88). Where it cannot be loaded, or is older, every request
 /// fails with ``CourierError/Kind/transport`` and a `debugDescription` that names the library
 /// and why the loader refused it.
 public final class CurlTransport: Transport, CustomStringConvertible {

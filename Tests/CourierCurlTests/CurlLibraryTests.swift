@@ -4,6 +4,8 @@ import CourierTesting
 import Foundation
 import Testing
 
+@testable import CourierCurl
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -14,12 +16,22 @@ import Testing
 @Suite("libcurl, loaded at run time", .timeLimit(.minutes(1)))
 struct CurlLibraryTests {
   /// Where the system's compiler finds `<curl/curl.h>` on the systems CI runs.
+  static let isLinux: Bool = {
+    #if os(Linux)
+      true
+    #else
+      false
+    #endif
+  }()
+
   static let headerPaths = [
     "/usr/include/curl/curl.h", "/usr/include/x86_64-linux-gnu/curl/curl.h",
     "/usr/include/aarch64-linux-gnu/curl/curl.h", "/usr/local/include/curl/curl.h",
   ]
 
-  @Test("the ABI check compiled against <curl/curl.h> wherever the header exists")
+  @Test(
+    "the ABI check compiled against <curl/curl.h> wherever the header exists",
+    .enabled(if: Self.isLinux, "the header paths listed are Linux's"))
   func checkedWhereHeadersExist() {
     let headerExists = Self.headerPaths.contains { FileManager.default.fileExists(atPath: $0) }
     #expect(
@@ -27,11 +39,11 @@ struct CurlLibraryTests {
       "header present: \(headerExists); checked at build time: \(courier_curl_abi_checked)")
   }
 
-  @Test("libcurl loads, and reports a version of 7.85 or newer")
+  @Test("libcurl loads, and reports a version of 7.68 or newer")
   func loads() {
     let failure = courier_curl_load_failure().map { String(cString: $0) }
     #expect(failure == nil)
-    #expect(courier_curl_version_num() >= 0x07_55_00)
+    #expect(courier_curl_version_num() >= 0x07_44_00)
   }
 
   @Test("a library that is not there is named in the reason")
@@ -47,7 +59,7 @@ struct CurlLibraryTests {
     var message = [CChar](repeating: 0, count: 512)
     let status = courier_curl_try_load("libz.so.1", &message, message.count)
     #expect(status == -1)
-    #expect(text(message) == "libz.so.1 has no curl_global_init: it is not libcurl 7.85 or newer")
+    #expect(text(message) == "libz.so.1 has no curl_global_init: it is not libcurl 7.68 or newer")
   }
 
   @Test("the library the process runs with passes the same probe")
@@ -71,7 +83,38 @@ struct CurlLibraryTests {
   }
 
   @Test(
-    "a libcurl older than 7.85 is refused when it loads, naming its version",
+    "libcurl 7.81 (no CURLOPT_PROTOCOLS_STR) loads, and transfers restrict protocols by bitmask",
+    .enabled(if: FakeLibcurl.compiler != nil, "needs a C compiler (clang or cc) on PATH"))
+  func ubuntu2204Libcurl() async throws {
+    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+      await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        try await ubuntu2204LibcurlScenario()
+      }
+    }
+    if let result, result.exitStatus != .exitCode(EXIT_SUCCESS) {
+      Issue.record(
+        "the child said: \(String(decoding: result.standardErrorContent, as: UTF8.self))")
+    }
+  }
+
+  @Test("the protocol restriction: by name from 7.85, the bitmask before; both are libcurl's")
+  func protocolRestriction() throws {
+    let named = CurlTransfer.protocolRestriction(forVersion: 0x07_58_01)
+    #expect(named.option == CURLOPT_PROTOCOLS_STR && named.names == "http,https")
+    let bits = CurlTransfer.protocolRestriction(forVersion: 0x07_51_00)
+    #expect(bits.option == CURLOPT_PROTOCOLS && bits.names == nil && bits.bits == 3)
+    // The library this process runs accepts both forms.
+    let easy = try #require(courier_curl_easy_init())
+    defer { courier_curl_easy_cleanup(easy) }
+    #expect(courier_curl_easy_setopt_long(easy, CURLOPT_PROTOCOLS, bits.bits) == CURLE_OK)
+    let set = "http,https".withCString {
+      courier_curl_easy_setopt_pointer(easy, CURLOPT_PROTOCOLS_STR, $0)
+    }
+    #expect(set == CURLE_OK)
+  }
+
+  @Test(
+    "a libcurl older than 7.68 is refused when it loads, naming its version",
     .enabled(if: FakeLibcurl.compiler != nil, "needs a C compiler (clang or cc) on PATH"))
   func tooOldLibcurl() async throws {
     // In a child process: the library is loaded once per process.
@@ -87,18 +130,32 @@ struct CurlLibraryTests {
   }
 }
 
-/// A process told to load a libcurl 7.81 (Ubuntu 22.04's), which has every function Courier
-/// loads but not `CURLOPT_PROTOCOLS_STR`: the load fails, naming the version, and every request
-/// fails with a `transport` error that says so, rather than as an invalid request.
-private func tooOldLibcurlScenario() async throws {
+/// A process told to load a libcurl 7.81 (Ubuntu 22.04's), which lacks
+/// `CURLOPT_PROTOCOLS_STR`: it loads, and its transfers restrict protocols with the bitmask.
+private func ubuntu2204LibcurlScenario() async throws {
   let library = try FakeLibcurl.build(version: "7.81.0", number: 0x07_51_00)
   defer {
     try? FileManager.default.removeItem(
       at: URL(fileURLWithPath: library).deletingLastPathComponent())
   }
   setenv("COURIER_LIBCURL", library, 1)
+  #expect(courier_curl_load_failure() == nil)
+  #expect(CurlTransfer.libcurlVersion == 0x07_51_00)
+  #expect(CurlTransfer.protocolRestriction(forVersion: CurlTransfer.libcurlVersion).names == nil)
+}
+
+/// A process told to load a libcurl 7.67 (older than Ubuntu 20.04's), which has every function
+/// Courier loads: the load fails, naming the version, and every request fails with a
+/// `transport` error that says so, rather than later and less clearly.
+private func tooOldLibcurlScenario() async throws {
+  let library = try FakeLibcurl.build(version: "7.67.0", number: 0x07_43_00)
+  defer {
+    try? FileManager.default.removeItem(
+      at: URL(fileURLWithPath: library).deletingLastPathComponent())
+  }
+  setenv("COURIER_LIBCURL", library, 1)
   let failure = courier_curl_load_failure().map { String(cString: $0) } ?? ""
-  #expect(failure.contains("\(library) is libcurl 7.81.0, older than 7.85.0"), "\(failure)")
+  #expect(failure.contains("\(library) is libcurl 7.67.0, older than 7.68.0"), "\(failure)")
   let transport = CurlTransport()
   defer { transport.shutdown() }
   let client = Client.standard(
@@ -108,7 +165,7 @@ private func tooOldLibcurlScenario() async throws {
   }
   let text = error.map { String(reflecting: $0) } ?? ""
   #expect(error?.kind == .transport, "\(text)")
-  #expect(text.contains("older than 7.85.0"), "\(text)")
+  #expect(text.contains("older than 7.68.0"), "\(text)")
 }
 
 /// A stand-in for an old libcurl, compiled for the test: every function Courier loads, the

@@ -33,7 +33,7 @@ typedef struct courier_curl_message CURLMsg;
 /// set-user-ID, set-group-ID or file-capability process, which ignores it) and runs
 /// `curl_global_init` once per process, on first use of any function below; returns `NULL`
 /// when libcurl is ready, otherwise why it is not (which library, and the loader's reason, or
-/// the library's version when it is older than 7.85.0, which Courier needs).
+/// the library's version when it is older than 7.68.0, which Courier needs).
 /// Every function below may be called before or without this one: each loads libcurl first,
 /// and fails as libcurl would (`NULL`, `CURLE_FAILED_INIT`, `CURLM_INTERNAL_ERROR`) when it
 /// could not be loaded.
