@@ -35,6 +35,63 @@ final class CountingTokens: CredentialProvider {
   }
 }
 
+/// A token store whose user can sign in again (``signIn(_:)``) between refreshes; each refresh
+/// hands out `refreshed-<n>`.
+final class RelogTokens: CredentialProvider {
+  private struct State {
+    var token = "t1"
+    var refreshes = 0
+  }
+  private let state = Mutex(State())
+
+  var refreshes: Int { state.withLock { $0.refreshes } }
+
+  /// A new credential from a new sign-in, not from a refresh.
+  func signIn(_ token: String) { state.withLock { $0.token = token } }
+
+  func credential() async throws -> Credential? {
+    Credential(bearer: state.withLock { $0.token })
+  }
+
+  func refresh(rejected: Credential?) async throws -> Credential {
+    let token = state.withLock { state in
+      state.refreshes += 1
+      state.token = "refreshed-\(state.refreshes)"
+      return state.token
+    }
+    return Credential(bearer: token)
+  }
+}
+
+/// A server that accepts the bearer tokens given to ``accept(_:)`` and answers 401 to any
+/// other — on the path `slow`, only after a second on `clock`.
+final class TokenServer: Sendable {
+  let stub: StubTransport
+  private let tokens = Mutex<Set<String>>([])
+
+  init(clock: TestClock = TestClock()) {
+    stub = StubTransport(clock: clock)
+    stub.on(nil, "**") { [weak self] request in
+      let token = request.headers[.authorization]?.replacingOccurrences(of: "Bearer ", with: "")
+      guard !(self?.tokens.withLock({ token.map($0.contains) ?? false }) ?? false) else {
+        return .json(#"{"ok":true}"#)
+      }
+      return request.url.lastPathComponent == "slow"
+        ? StubResponse.status(401).delayed(by: .seconds(1)) : .status(401)
+    }
+  }
+
+  /// Accepts exactly `tokens` from now on.
+  func accept(_ tokens: Set<String>) { self.tokens.withLock { $0 = tokens } }
+
+  /// The bearer tokens sent so far, in order.
+  var sent: [String] {
+    stub.requests.map {
+      $0.headers[.authorization]?.replacingOccurrences(of: "Bearer ", with: "") ?? "-"
+    }
+  }
+}
+
 @Suite("AuthMiddleware", .timeLimit(.minutes(5)))
 struct AuthMiddlewareTests {
   /// A server that accepts only `Bearer new-1`.
@@ -138,5 +195,42 @@ struct AuthMiddlewareTests {
     #expect(tokens.refreshes == 0)
     #expect(stub.requests.map { $0.headers[.authorization] } == ["Basic abc"])
     #expect(!"\(Credential(bearer: "s3cret"))".contains("s3cret"))
+  }
+
+  @Test(
+    "a rejected credential handed out after the last refresh is refreshed, not replaced by that older refresh's result"
+  )
+  func credentialNewerThanLastRefresh() async throws {
+    let tokens = RelogTokens()
+    let server = TokenServer()
+    let client = stubClient(server.stub, middleware: [AuthMiddleware(provider: tokens)])
+    // t1 is rejected and refreshed to refreshed-1.
+    server.accept(["refreshed-1"])
+    _ = try await client.send(Endpoint<Data>(.get, "me"))
+    // The user signs in again: t3 is accepted, then expires.
+    tokens.signIn("t3")
+    server.accept(["t3"])
+    _ = try await client.send(Endpoint<Data>(.get, "me"))
+    server.accept(["refreshed-2"])
+    _ = try await client.send(Endpoint<Data>(.get, "me"))
+    #expect(server.sent == ["t1", "refreshed-1", "t3", "t3", "refreshed-2"])
+    #expect(tokens.refreshes == 2)
+  }
+
+  @Test("a late rejection of a credential a refresh has replaced since is resent with its result")
+  func lateRejectionOfReplacedCredential() async throws {
+    let tokens = RelogTokens()
+    let clock = TestClock()
+    let server = TokenServer(clock: clock)
+    server.accept(["refreshed-1"])
+    let client = stubClient(server.stub, middleware: [AuthMiddleware(provider: tokens)])
+    let slow = Task { try await client.send(Endpoint<Data>(.get, "slow")) }
+    await clock.waitForSleepers(1)
+    // Meanwhile another request has t1 rejected and refreshed.
+    _ = try await client.send(Endpoint<Data>(.get, "fast"))
+    clock.advance(by: .seconds(1))
+    _ = try await slow.linkedValue
+    #expect(server.sent == ["t1", "t1", "refreshed-1", "refreshed-1"])
+    #expect(tokens.refreshes == 1)
   }
 }

@@ -9,7 +9,14 @@ import Synchronization
 ///   `AuthMiddleware(provider: store, isRejection: AuthMiddleware.businessCodes(["40101"]))`.
 /// - Single flight: 50 requests rejected at once cause one ``CredentialProvider/refresh(rejected:)``
 ///   call; all 50 are sent again with its result. A request rejected with a credential that
-///   was already replaced is sent again with the new one without another refresh.
+///   a refresh has replaced since it was handed out is sent again with that refresh's result
+///   without another refresh; a credential handed out after the last refresh (the provider
+///   signed in again, or rotated it itself) gets a refresh of its own when it is rejected, so
+///   an older credential is never sent in place of a newer one.
+/// - One refresh for every client that shares the middleware. It runs apart from the request
+///   that started it: cancelling that request, or its client's `cancelAll()`, does not cancel
+///   it, and a request cancelled while it waits ends at once with kind
+///   ``CourierError/Kind/cancelled`` while the others keep waiting.
 /// - A failed refresh fails every waiting request with kind
 ///   ``CourierError/Kind/authenticationFailed`` ("please sign in again").
 /// - Storm guard: at most ``maximumRefreshes`` refreshes (default 3) per ``refreshWindow``
@@ -89,34 +96,41 @@ public struct AuthMiddleware: Middleware {
   ) async throws
     -> Response
   {
-    let current: Credential?
+    let current: RefreshCoordinator.Issued
     do {
       current = try await coordinator.current()
     } catch {
       throw Self.signInAgain(error, request: request, response: nil)
     }
-    if let current, request.headers.contains(current.header) {
-      return try await next(Self.marking(current.header, of: request))
+    if let credential = current.credential, request.headers.contains(credential.header) {
+      return try await next(Self.marking(credential.header, of: request))
     }
-    let first = try await send(request, with: current, next: next)
+    let first = try await send(request, with: current.credential, next: next)
     guard isRejection(first.response, first.error) else { return try first.get() }
-    let fresh: Credential
+    let fresh: RefreshCoordinator.Issued
     do {
       fresh = try await coordinator.refresh(rejected: current)
     } catch {
       throw Self.signInAgain(
         error, request: request, response: first.response ?? first.error?.response)
     }
-    return try await send(request, with: fresh, next: next).get()
+    return try await send(request, with: fresh.credential, next: next).get()
   }
 
   /// A failure to get or refresh the credential, as kind
-  /// ``CourierError/Kind/authenticationFailed`` with `error` underneath.
+  /// ``CourierError/Kind/authenticationFailed`` with `error` underneath — or as
+  /// ``CourierError/Kind/cancelled`` when it is this request that was cancelled while it
+  /// waited (the shared refresh goes on for the others).
   private static func signInAgain(
     _ error: any Error, request: Request, response: Response?
   )
     -> CourierError
   {
+    if RequestCancellation.isCancelled {
+      return CourierError(
+        kind: .cancelled, debugMessage: "cancelled while waiting for the credential",
+        underlying: error, request: request, stage: "auth")
+    }
     var failure =
       (error as? CourierError).flatMap { $0.kind == .authenticationFailed ? $0 : nil }
       ?? CourierError(
@@ -169,13 +183,26 @@ public struct AuthMiddleware: Middleware {
 
 /// One refresh at a time for all requests of one ``AuthMiddleware``, with the storm guard.
 ///
-/// `Sendable` through its `Mutex`; the refresh runs in an unstructured task so that
-/// cancelling the request that started it does not fail the others waiting for it.
+/// `Sendable` through its `Mutex`. The refresh runs in a detached task, shared by every
+/// request waiting for it (of every client using the middleware): it inherits no task-local
+/// value of the request that started it, so cancelling that request (or its client's
+/// `cancelAll()`) neither cancels the refresh nor fails the others waiting for it. Each
+/// waiter's own cancellation ends only its own wait.
 final class RefreshCoordinator: Sendable {
+  /// A credential and how many refreshes had ended when it was handed out: a rejected
+  /// credential is answered with the last refresh's result only when that refresh ended
+  /// after the credential was handed out, so an older credential never replaces a newer one.
+  struct Issued: Sendable {
+    var credential: Credential?
+    var generation: UInt64
+  }
+
   private struct State {
     /// The result of the last refresh, to answer requests rejected with an older credential.
     var lastRefreshed: Credential?
-    var refreshing: Task<Credential, any Error>?
+    /// How many refreshes have ended with a credential.
+    var generation: UInt64 = 0
+    var refreshing: RefreshFlight?
     var refreshTimes: [Duration] = []
   }
 
@@ -197,22 +224,29 @@ final class RefreshCoordinator: Sendable {
 
   /// The credential to send: the refresh under way, else the provider's (which stores what
   /// it refreshed).
-  func current() async throws -> Credential? {
-    if let refreshing = state.withLock({ $0.refreshing }) { return try await refreshing.value }
-    return try await provider.credential()
+  func current() async throws -> Issued {
+    let (refreshing, generation) = state.withLock { ($0.refreshing, $0.generation) }
+    if let refreshing { return try await refreshing.value() }
+    return Issued(credential: try await provider.credential(), generation: generation)
   }
 
-  /// A credential to replace `rejected`: the one already refreshed since, the refresh under
-  /// way, or a new refresh.
-  func refresh(rejected: Credential?) async throws -> Credential {
+  /// A credential to replace `rejected`: the one a refresh that ended after `rejected` was
+  /// handed out gave, the refresh under way, or a new refresh.
+  func refresh(rejected: Issued) async throws -> Issued {
     let now = elapsed()
     enum Next {
-      case done(Credential)
-      case wait(Task<Credential, any Error>)
+      case done(Issued)
+      case wait(RefreshFlight)
+      case start(RefreshFlight)
     }
     let next = try state.withLock { state throws(CourierError) -> Next in
       if let refreshing = state.refreshing { return .wait(refreshing) }
-      if let refreshed = state.lastRefreshed, refreshed != rejected { return .done(refreshed) }
+      if state.generation > rejected.generation, let refreshed = state.lastRefreshed,
+        refreshed != rejected.credential
+      {
+        // Refreshed since this request's credential was handed out.
+        return .done(Issued(credential: refreshed, generation: state.generation))
+      }
       state.refreshTimes.removeAll { now - $0 >= window }
       guard state.refreshTimes.count < maximumRefreshes else {
         throw CourierError(
@@ -222,31 +256,113 @@ final class RefreshCoordinator: Sendable {
             + " server keeps rejecting new credentials", stage: "auth")
       }
       state.refreshTimes.append(now)
-      let provider = self.provider
-      let task = Task { try await provider.refresh(rejected: rejected) }
-      state.refreshing = task
-      return .wait(task)
+      let flight = RefreshFlight()
+      state.refreshing = flight
+      return .start(flight)
     }
-    let task: Task<Credential, any Error>
     switch next {
-    case .done(let credential): return credential  // refreshed since this request was rejected
-    case .wait(let waiting): task = waiting
+    case .done(let issued):
+      return issued
+    case .wait(let flight):
+      return try await flight.value()
+    case .start(let flight):
+      let provider = self.provider
+      let rejectedCredential = rejected.credential
+      // Detached: the task-local `RequestCancellation.current` of the request that starts
+      // the refresh must not reach the provider (a refresh sent through a client would
+      // become that request's child and end with it).
+      Task.detached(priority: Task.currentPriority) {
+        let result: Result<Credential, any Error>
+        do {
+          result = .success(try await provider.refresh(rejected: rejectedCredential))
+        } catch {
+          result = .failure(error)
+        }
+        self.finish(flight, with: result)
+      }
+      return try await flight.value()
     }
-    do {
-      let credential = try await task.value
-      state.withLock { state in
-        if state.refreshing == task {
-          state.lastRefreshed = credential
-          state.refreshing = nil
+  }
+
+  /// Records the refresh's result and hands it to everyone waiting for it.
+  private func finish(_ flight: RefreshFlight, with result: Result<Credential, any Error>) {
+    let outcome = state.withLock { state -> Result<Issued, any Error> in
+      state.refreshing = nil
+      switch result {
+      case .success(let credential):
+        state.generation += 1
+        state.lastRefreshed = credential
+        return .success(Issued(credential: credential, generation: state.generation))
+      case .failure(let error):
+        return .failure(error)
+      }
+    }
+    flight.complete(outcome)
+  }
+}
+
+/// One refresh under way, and the requests waiting for its result.
+///
+/// `Sendable` through its `Mutex`. A waiter whose task or request is cancelled stops waiting
+/// at once with `CancellationError`; the others keep waiting.
+final class RefreshFlight: Sendable {
+  private struct State {
+    var result: Result<RefreshCoordinator.Issued, any Error>?
+    var nextID: UInt64 = 0
+    var waiters: [UInt64: CheckedContinuation<RefreshCoordinator.Issued, any Error>] = [:]
+    /// Waiters cancelled before their continuation was registered.
+    var cancelled: Set<UInt64> = []
+  }
+
+  private let state = Mutex(State())
+
+  /// The refresh's result, once it is there; `CancellationError` when the current task or
+  /// request is cancelled first.
+  func value() async throws -> RefreshCoordinator.Issued {
+    let id = state.withLock { state in
+      defer { state.nextID += 1 }
+      return state.nextID
+    }
+    return try await RequestCancellation.withCancellationHandler {
+      try await withCheckedThrowingContinuation {
+        (continuation: CheckedContinuation<RefreshCoordinator.Issued, any Error>) in
+        enum Outcome {
+          case wait
+          case cancel
+          case done(Result<RefreshCoordinator.Issued, any Error>)
+        }
+        let outcome = state.withLock { state -> Outcome in
+          if let result = state.result { return .done(result) }
+          if state.cancelled.remove(id) != nil { return .cancel }
+          state.waiters[id] = continuation
+          return .wait
+        }
+        switch outcome {
+        case .wait: break
+        case .cancel: continuation.resume(throwing: CancellationError())
+        case .done(let result): continuation.resume(with: result)
         }
       }
-      return credential
-    } catch {
-      state.withLock { state in
-        if state.refreshing == task { state.refreshing = nil }
+    } onCancel: {
+      let waiter = self.state.withLock {
+        state -> CheckedContinuation<RefreshCoordinator.Issued, any Error>? in
+        if let waiter = state.waiters.removeValue(forKey: id) { return waiter }
+        if state.result == nil { state.cancelled.insert(id) }
+        return nil
       }
-      throw error
+      waiter?.resume(throwing: CancellationError())
     }
+  }
+
+  /// Ends the refresh: every waiter gets `result`, and so does every later ``value()``.
+  func complete(_ result: Result<RefreshCoordinator.Issued, any Error>) {
+    let waiters = state.withLock { state in
+      state.result = result
+      state.cancelled = []
+      defer { state.waiters = [:] }
+      return Array(state.waiters.values)
+    }
+    for waiter in waiters { waiter.resume(with: result) }
   }
 }
 

@@ -1,0 +1,195 @@
+import CourierCore
+import CourierTesting
+import Foundation
+import Synchronization
+import Testing
+
+/// A token store that refreshes through a client of its own, as an app does: the refresh is a
+/// request to `auth/refresh`, which answers `new` only after 10 s on the test clock.
+final class ClientRefreshingTokens: CredentialProvider {
+  let refreshStub: StubTransport
+  private let refreshClient: Client
+  private let token = Mutex("old")
+
+  init(clock: TestClock) {
+    refreshStub = StubTransport(clock: clock)
+    refreshStub.on(.post, "**", StubResponse.text("new").delayed(by: .seconds(10)))
+    refreshClient = stubClient(refreshStub)
+  }
+
+  func credential() async throws -> Credential? {
+    Credential(bearer: token.withLock { $0 })
+  }
+
+  func refresh(rejected: Credential?) async throws -> Credential {
+    let body = try await refreshClient.send(Endpoint<Data>(.post, "auth/refresh"))
+    let fresh = String(decoding: body, as: UTF8.self)
+    token.withLock { $0 = fresh }
+    return Credential(bearer: fresh)
+  }
+}
+
+/// Several clients sharing one ``AuthMiddleware`` over one API on a test clock.
+///
+/// The API accepts `Bearer new`; it rejects `Bearer old` at once on the path `now` and after
+/// 1 s on any other path. ``rejections`` yields the path of each rejection the middleware has
+/// seen, so a test knows a request is about to wait for the refresh.
+struct SharedAuth {
+  let clock = TestClock()
+  let api: StubTransport
+  let tokens: ClientRefreshingTokens
+  let auth: AuthMiddleware
+  let rejections: AsyncStream<String>
+
+  init(maximumRefreshes: Int = 3) {
+    let clock = self.clock
+    api = StubTransport(clock: clock)
+    api.on(nil, "**") { request in
+      if request.headers[.authorization] == "Bearer new" { return .json(#"{"ok":true}"#) }
+      return request.url.lastPathComponent == "now"
+        ? .status(401) : StubResponse.status(401).delayed(by: .seconds(1))
+    }
+    tokens = ClientRefreshingTokens(clock: clock)
+    let (rejections, seen) = AsyncStream.makeStream(of: String.self)
+    self.rejections = rejections
+    auth = AuthMiddleware(
+      provider: tokens,
+      isRejection: { response, error in
+        let rejected = AuthMiddleware.unauthorizedStatus(response, error)
+        if rejected, let url = (response?.request ?? error?.request)?.url {
+          seen.yield(url.lastPathComponent)
+        }
+        return rejected
+      }, maximumRefreshes: maximumRefreshes, clock: clock)
+  }
+
+  /// A new client with the shared middleware.
+  func client() -> Client { stubClient(api, middleware: [auth]) }
+
+  /// The credentials sent to `path`, in order.
+  func sent(to path: String) -> [String?] {
+    api.requests.filter { $0.url.lastPathComponent == path }.map { $0.headers[.authorization] }
+  }
+}
+
+/// How a request's task ended, or that it had not after a bound.
+enum Ending: Sendable {
+  case succeeded
+  case failed(CourierError)
+  case stillRunning
+
+  var error: CourierError? {
+    if case .failed(let error) = self { error } else { nil }
+  }
+
+  /// How `task` ended, or ``stillRunning`` when it has not after `bound` of real time.
+  ///
+  /// The bound only turns a regression into a failure instead of a hung run (a wait that
+  /// ignores cancellation is not ended by the time limit either): a task that ends as it
+  /// should ends at once, long before it, and nothing waits for the bound to pass.
+  static func of(_ task: Task<Data, any Error>, within bound: Duration) async -> Ending {
+    final class Once: Sendable {
+      private let continuation: Mutex<CheckedContinuation<Ending, Never>?>
+      init(_ continuation: CheckedContinuation<Ending, Never>) {
+        self.continuation = Mutex(continuation)
+      }
+      func resume(_ ending: Ending) {
+        continuation.withLock { $0.take() }?.resume(returning: ending)
+      }
+    }
+    let watchdog = Mutex<Task<Void, Never>?>(nil)
+    defer { watchdog.withLock { $0 }?.cancel() }
+    return await withCheckedContinuation { continuation in
+      let once = Once(continuation)
+      Task {
+        do {
+          _ = try await task.value
+          once.resume(.succeeded)
+        } catch {
+          once.resume(.failed(CourierError(error)))
+        }
+      }
+      watchdog.withLock {
+        $0 = Task {
+          guard (try? await Task.sleep(for: bound)) != nil else { return }
+          once.resume(.stillRunning)
+        }
+      }
+    }
+  }
+}
+
+/// State shared across requests and clients: one middleware instance (and what it keeps)
+/// used by several clients at once, cancellation in one while another waits, and one overall
+/// deadline across every resend of a logical request.
+@Suite("State shared across requests and clients", .timeLimit(.minutes(1)))
+struct SharedStateTests {
+  @Test("one client's cancelAll() does not fail another client's wait for the shared refresh")
+  func cancelAllInTheClientThatStartedTheRefresh() async throws {
+    // One refresh allowed: a second one (after the first failed) would be refused, so the
+    // waiting client can succeed only with the first refresh's result.
+    let shared = SharedAuth(maximumRefreshes: 1)
+    var rejections = shared.rejections.makeAsyncIterator()
+    let clientA = shared.client()
+    let clientB = shared.client()
+    let taskB = Task { try await clientB.send(Endpoint<Data>(.get, "b")) }
+    await shared.clock.waitForSleepers(1)  // B is on the wire
+    let taskA = Task { try await clientA.send(Endpoint<Data>(.get, "now")) }
+    #expect(await rejections.next() == "now")
+    await shared.tokens.refreshStub.waitForRequests(1)  // A started the refresh
+    await shared.clock.waitForSleepers(2)
+    shared.clock.advance(by: .seconds(1))
+    #expect(await rejections.next() == "b")  // B is rejected and waits for A's refresh
+
+    clientA.cancelAll()
+    let errorA = await courierError { try await taskA.linkedValue }
+    #expect(errorA?.kind == .cancelled)
+    shared.clock.advance(by: .seconds(10))
+    let errorB = await courierError { try await taskB.linkedValue }
+    #expect(errorB == nil, "B failed: \(errorB?.debugDescription ?? "")")
+    #expect(shared.sent(to: "b") == ["Bearer old", "Bearer new"])
+    #expect(shared.tokens.refreshStub.requests.count == 1)
+  }
+
+  @Test(
+    "a request cancelled while it waits for the shared refresh ends at once as cancelled; the others still get the refreshed credential"
+  )
+  func cancelOneWaiter() async throws {
+    let shared = SharedAuth()
+    var rejections = shared.rejections.makeAsyncIterator()
+    let clientA = shared.client()
+    let clientB = shared.client()
+    let clientC = shared.client()
+    let taskB = Task { try await clientB.send(Endpoint<Data>(.get, "b")) }
+    let taskC = Task { try await clientC.send(Endpoint<Data>(.get, "c")) }
+    await shared.clock.waitForSleepers(2)  // B and C are on the wire
+    let taskA = Task { try await clientA.send(Endpoint<Data>(.get, "now")) }
+    #expect(await rejections.next() == "now")
+    await shared.tokens.refreshStub.waitForRequests(1)
+    await shared.clock.waitForSleepers(3)
+    shared.clock.advance(by: .seconds(1))
+    var waiting: Set<String?> = []
+    waiting.insert(await rejections.next())
+    waiting.insert(await rejections.next())
+    #expect(waiting == ["b", "c"])
+
+    // B through its client, C through its task; the refresh (10 s away on the test clock)
+    // has not ended, and both end anyway.
+    clientB.cancelAll()
+    taskC.cancel()
+    async let waitB = Ending.of(taskB, within: .seconds(20))
+    async let waitC = Ending.of(taskC, within: .seconds(20))
+    let (endedB, endedC) = await (waitB, waitC)
+    #expect(endedB.error?.kind == .cancelled, "B: \(endedB)")
+    #expect(endedC.error?.kind == .cancelled, "C: \(endedC)")
+    #expect(endedB.error?.debugDescription.contains("waiting for the credential") == true)
+
+    shared.clock.advance(by: .seconds(10))
+    _ = await courierError { try await taskB.linkedValue }
+    _ = await courierError { try await taskC.linkedValue }
+    _ = try await taskA.linkedValue
+    #expect(shared.sent(to: "now") == ["Bearer old", "Bearer new"])
+    #expect(shared.sent(to: "b") == ["Bearer old"])
+    #expect(shared.tokens.refreshStub.requests.count == 1)
+  }
+}
