@@ -192,4 +192,74 @@ struct SharedStateTests {
     #expect(shared.sent(to: "b") == ["Bearer old"])
     #expect(shared.tokens.refreshStub.requests.count == 1)
   }
+
+  @Test("the resend after an auth refresh keeps the logical request's overall deadline")
+  func authResendKeepsTheDeadline() async throws {
+    let clock = TestClock()
+    let stub = StubTransport(clock: clock)
+    stub.enqueue(
+      StubResponse.status(401).delayed(by: .milliseconds(900)),
+      StubResponse.json("{}").delayed(by: .milliseconds(900)))
+    let client = stubClient(
+      stub,
+      middleware: [
+        AuthMiddleware(provider: CountingTokens(), clock: clock),
+        TimeoutMiddleware(attempt: .seconds(5), overall: .seconds(1), clock: clock),
+      ])
+    let task = Task { try await client.send(Endpoint<Data>(.get, "me")) }
+    defer { task.cancel() }
+    await clock.waitForSleepers(2)  // the timer and the first answer's delay
+    clock.advance(by: .milliseconds(900))
+    await stub.waitForRequests(2)
+    await clock.waitForSleepers(4)  // the resend's timer and delay
+    let resend = stub.requests[1]
+    #expect(resend.headers[.authorization] == "Bearer new-1")
+    try #require(
+      resend.attributes[DeadlineAttribute.self]?.remaining == .milliseconds(100),
+      "the resend has what is left of the first attempt's deadline")
+    clock.advance(by: .milliseconds(100))
+    let error = await courierError { try await task.linkedValue }
+    #expect(error?.kind == .timedOut)
+    #expect(error?.debugDescription.contains("overall deadline of 1") == true)
+    #expect(clock.now.offset == .seconds(1))
+  }
+
+  @Test("an auth resend and its retries share one overall deadline")
+  func authResendAndRetriesShareTheDeadline() async throws {
+    let clock = TestClock()
+    let stub = StubTransport(clock: clock)
+    stub.enqueue(
+      StubResponse.status(401).delayed(by: .milliseconds(500)),
+      StubResponse.status(503).delayed(by: .milliseconds(500)),
+      .never)
+    let client = stubClient(
+      stub,
+      middleware: [
+        AuthMiddleware(provider: CountingTokens(), clock: clock),
+        RetryMiddleware(budget: nil, clock: clock, jitter: { $0 }),
+        TimeoutMiddleware(attempt: nil, overall: .seconds(2), clock: clock),
+      ])
+    let task = Task { try await client.send(Endpoint<Data>(.get, "me")) }
+    defer { task.cancel() }
+    // The 401 at 0.5 s; the resend's 503 at 1 s; a backoff of 0.5 s; the second attempt of
+    // the resend starts at 1.5 s with 0.5 s of the deadline left.
+    for (sleepers, step) in [(2, 500), (4, 500), (5, 500)] {
+      await clock.waitForSleepers(sleepers)
+      clock.advance(by: .milliseconds(Int64(step)))
+    }
+    await stub.waitForRequests(3)
+    await clock.waitForSleepers(7)
+    try #require(
+      stub.requests[2].attributes[DeadlineAttribute.self]?.remaining == .milliseconds(500),
+      "the retry of the resend has what is left of the first attempt's deadline")
+    clock.advance(by: .milliseconds(500))
+    let error = await courierError { try await task.linkedValue }
+    #expect(error?.kind == .timedOut)
+    #expect(error?.debugDescription.contains("overall deadline of 2") == true)
+    #expect(clock.now.offset == .seconds(2))
+    #expect(
+      stub.requests.map { $0.headers[.authorization] } == [
+        "Bearer old", "Bearer new-1", "Bearer new-1",
+      ])
+  }
 }

@@ -17,6 +17,8 @@ import Synchronization
 ///   that started it: cancelling that request, or its client's `cancelAll()`, does not cancel
 ///   it, and a request cancelled while it waits ends at once with kind
 ///   ``CourierError/Kind/cancelled`` while the others keep waiting.
+/// - The resend is the same logical request: it keeps the overall deadline a
+///   `TimeoutMiddleware` inside gave the first attempt.
 /// - A failed refresh fails every waiting request with kind
 ///   ``CourierError/Kind/authenticationFailed`` ("please sign in again").
 /// - Storm guard: at most ``maximumRefreshes`` refreshes (default 3) per ``refreshWindow``
@@ -90,7 +92,8 @@ public struct AuthMiddleware: Middleware {
   }
 
   /// Sends the request with the current credential; on a rejection, refreshes (once for all
-  /// concurrent rejections) and sends it again once.
+  /// concurrent rejections) and sends it again once, within the deadline the first attempt
+  /// was given.
   nonisolated(nonsending) public func intercept(
     _ request: Request, next: Next
   ) async throws
@@ -114,7 +117,17 @@ public struct AuthMiddleware: Middleware {
       throw Self.signInAgain(
         error, request: request, response: first.response ?? first.error?.response)
     }
-    return try await send(request, with: fresh.credential, next: next).get()
+    // The resend is the same logical request: it keeps the overall deadline a timeout inside
+    // gave the first attempt (returned on the request the attempt was sent as) instead of
+    // starting a new one.
+    var resend = request
+    if resend.attributes[DeadlineAttribute.self] == nil,
+      let deadline = (first.response?.request ?? first.error?.request)?.attributes[
+        DeadlineAttribute.self]
+    {
+      resend.attributes[DeadlineAttribute.self] = deadline
+    }
+    return try await send(resend, with: fresh.credential, next: next).get()
   }
 
   /// A failure to get or refresh the credential, as kind

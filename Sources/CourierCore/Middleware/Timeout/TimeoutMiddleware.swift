@@ -11,7 +11,8 @@
 /// connection; nothing keeps running) and the request fails with kind
 /// ``CourierError/Kind/timedOut``; ``CourierError/debugDescription`` names the limit that
 /// fired. The deadline travels with the request as its ``DeadlineAttribute``, so a
-/// ``RetryMiddleware`` outside starts no wait or attempt that would end past it.
+/// ``RetryMiddleware`` outside starts no wait or attempt that would end past it, and the
+/// resend of an ``AuthMiddleware`` outside runs within it rather than under a new one.
 ///
 /// ```swift
 /// let client = Client(
