@@ -56,7 +56,10 @@ import Foundation
 ///   `Accept-Encoding` is added and compressed bodies arrive as sent, for `GzipMiddleware` to
 ///   decode within its size and ratio limits. See ``Configuration/ContentDecoding``.
 /// - ``Request/timeout`` is applied by libcurl as a total limit for the attempt
-///   (`CURLOPT_TIMEOUT_MS`, to the millisecond), in addition to `TimeoutMiddleware`.
+///   (`CURLOPT_TIMEOUT_MS`, to the millisecond), in addition to `TimeoutMiddleware`. It covers
+///   every redirect hop of the attempt together: each hop is a transfer of its own, given what
+///   is left of the limit, and one that would start with nothing left fails with
+///   ``CourierError/Kind/timedOut``.
 /// - An idle HTTP/1 connection on which bytes arrive — a response nobody asked for, the tail
 ///   of a body longer than its `Content-Length`, a body after a `HEAD` or `204` answer — is
 ///   dropped, never reused: libcurl 7.88 would hand those bytes to the next request sent
@@ -140,19 +143,26 @@ public final class CurlTransport: Transport, CustomStringConvertible {
   ///   transport was shut down while the request was in flight, and
   ///   ``CourierError/Kind/invalidRequest`` after ``shutdown()``.
   public func send(_ request: Request) async throws -> Response {
+    // `Request.timeout` covers the attempt with all its redirect hops: each hop gets what is
+    // left of it (one clock read per request with a timeout).
+    let deadline = request.timeout.map { Deadline(after: $0) }
     var response = try await loop.perform(request, limits: limits(for: request))
     // Only a 3xx may be followed: the rest skip the redirect bookkeeping (a copy of the
     // request, an array of the hops and the policy), per request.
     if (300..<400).contains(response.status) {
-      response = try await follow(response, of: request)
+      response = try await follow(response, of: request, deadline: deadline)
     }
     Self.reportCompletion(of: response, to: request)
     return response
   }
 
   /// Follows the redirects that `first` (a 3xx answer to `request`) and its successors ask
-  /// for, as the request's ``RedirectPolicy`` allows; returns the final response.
-  private func follow(_ first: Response, of request: Request) async throws -> Response {
+  /// for, as the request's ``RedirectPolicy`` allows, each hop within what is left of
+  /// `deadline` (the request's timeout, counted from the first hop); returns the final
+  /// response.
+  private func follow(
+    _ first: Response, of request: Request, deadline: Deadline?
+  ) async throws -> Response {
     let policy = request.attributes[RedirectPolicyAttribute.self] ?? redirectPolicy
     var current = request
     var visited: [(method: HTTPMethod, url: URL)] = [(request.method, request.url)]
@@ -179,6 +189,18 @@ public final class CurlTransport: Transport, CustomStringConvertible {
       else { return response }
       visited.append((next.method, next.url))
       current = next
+      if let deadline, let limit = request.timeout {
+        let left = deadline.remaining
+        guard left > .zero else {
+          throw CourierError(
+            kind: .timedOut,
+            debugMessage: CourierError.redactingURLs(
+              in: "Request.timeout of \(DescriptionText.duration(limit)) passed before redirect "
+                + "hop \(visited.count - 1), to \(current.url.absoluteString)"),
+            request: request, attempts: 1, stage: "transport")
+        }
+        current.timeout = left
+      }
       do {
         response = try await loop.perform(current, limits: limits(for: current))
       } catch var error as CourierError {
@@ -219,7 +241,8 @@ public final class CurlTransport: Transport, CustomStringConvertible {
 
   /// `true`: ``Request/timeout`` becomes `CURLOPT_TIMEOUT_MS`, which libcurl counts from the
   /// moment the transfer is handed to it (waiting for a connection included) and ends with
-  /// `CURLE_OPERATION_TIMEDOUT` (kind `timedOut`), closing the connection.
+  /// `CURLE_OPERATION_TIMEDOUT` (kind `timedOut`), closing the connection; a redirect hop gets
+  /// what is left of it.
   public var enforcesRequestTimeout: Bool { true }
 
   /// Fails every request in flight with kind ``CourierError/Kind/cancelled`` (its debug

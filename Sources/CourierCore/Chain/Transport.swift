@@ -57,8 +57,8 @@ public protocol Transport: Sendable {
   var requestsCompressedResponses: Bool { get }
 
   /// Whether the transport ends a request at ``Request/timeout`` by itself: the whole attempt,
-  /// counted from the call of ``send(_:)``, failing with ``CourierError/Kind/timedOut`` and
-  /// closing its connection. Default `false`.
+  /// counted from the call of ``send(_:)`` and covering every redirect hop it follows, failing
+  /// with ``CourierError/Kind/timedOut`` and closing its connection. Default `false`.
   ///
   /// `Client.standard` then leaves each attempt's limit to the transport
   /// (`TimeoutMiddleware.Enforcement.transport`) instead of arming Courier's timer. `CurlTransport`
