@@ -49,7 +49,7 @@ public struct StandardMiddleware: Sendable {
   /// Your middleware, run once per logical request (outside retry), in order. Default: none.
   public var perRequest: [any Middleware] = []
   /// Default: ``RetryPolicy/standard`` (3 attempts, 0.5 s × 2 full-jitter backoff capped at
-  /// 30 s, `Retry-After` up to 60 s) with a retry budget of 20 % of requests (at least 10)
+  /// 30 s, `Retry-After` up to 60 s) with a retry budget of 10 retries plus 20 % of requests
   /// per 10 s.
   public var retry: RetryMiddleware? = RetryMiddleware()
   /// Default: fail fast with `notReachable` while the process's ``SharedPathMonitor`` says the

@@ -29,8 +29,8 @@ struct ChainDescriptionTests {
         "2. AuthMiddleware(provider: CountingTokens; at most 3 refreshes per 60 s)",
         "3. RequestIDMiddleware(traceparent: on, X-Request-ID: off)",
         "4. RetryMiddleware(3 attempts; backoff 500 ms × 2, full jitter, cap 30 s; Retry-After "
-          + "up to 60 s; statuses 408, 429, 500, 502, 503, 504; budget 20 % of requests, at "
-          + "least 10, per 10 s)",
+          + "up to 60 s; statuses 408, 429, 500, 502, 503, 504; budget 10 + 20 % of requests "
+          + "per 10 s)",
         "5. TimeoutMiddleware(attempt 1.5 s; overall none)",
         "6. LoggingMiddleware(headers; sink InMemoryLogSink; redaction: 6 headers, 11 query "
           + "parameters, 7 body keys; text bodies up to 4 KiB)",

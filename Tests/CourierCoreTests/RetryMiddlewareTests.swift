@@ -181,6 +181,20 @@ struct RetryMiddlewareTests {
     #expect(stub.requests.count == 7)
   }
 
+  @Test("the default budget allows 10 retries plus 20 % of requests per window: the sum")
+  func defaultBudgetIsASum() {
+    let clock = TestClock()
+    let budget = RetryBudget(clock: clock)
+    var quiet = 0
+    while budget.tryRetry() { quiet += 1 }
+    #expect(quiet == 10, "with no requests, the constant part alone")
+    clock.advance(by: .seconds(11))
+    for _ in 0..<100 { budget.recordRequest() }
+    var busy = 0
+    while budget.tryRetry() { busy += 1 }
+    #expect(busy == 30, "10 + 20 % of 100, not the larger of 10 and 20")
+  }
+
   @Test("a wait that would pass the deadline is not started")
   func deadline() async throws {
     let clock = TestClock()

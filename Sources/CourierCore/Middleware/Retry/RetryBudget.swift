@@ -11,16 +11,19 @@ import Synchronization
 /// Limits retries to a share of recent requests, so a failing backend is not hammered by
 /// every client retrying every request at once.
 ///
-/// Over a sliding window (default 10 s), retries may be at most ``ratio`` (default 20 %) of
-/// the requests that started, plus a floor of ``minimumRetries`` (default 10) so that a
-/// client with little traffic can still retry. When the budget is spent, a request that would
-/// be retried fails with its last error instead, and its debug description says why.
+/// Over a sliding window (default 10 s), the retries may number at most ``minimumRetries``
+/// (default 10) plus ``ratio`` (default 20 %) of the requests that started: the sum, not the
+/// larger of the two, so with the defaults 10 retries with no traffic, 30 over 100 requests.
+/// The constant part lets a client with little traffic still retry; the share keeps a busy
+/// client's retries in proportion. When the budget is spent, a request that would be retried
+/// fails with its last error instead, and its debug description says why.
 ///
-/// One budget is shared by every request of one ``RetryMiddleware`` (so by one client).
+/// One budget is shared by every request of one ``RetryMiddleware``: by every client built
+/// with that middleware.
 public final class RetryBudget: Sendable {
-  /// The share of requests that may be retried; default 0.2.
+  /// The share of requests that may be retried on top of ``minimumRetries``; default 0.2.
   public let ratio: Double
-  /// Retries always allowed per window; default 10.
+  /// Retries allowed per window whatever the traffic, before ``ratio``'s share; default 10.
   public let minimumRetries: Int
   /// The window; default 10 s, in one-second buckets.
   public let window: Duration
@@ -38,8 +41,9 @@ public final class RetryBudget: Sendable {
   /// Creates a budget.
   ///
   /// - Parameters:
-  ///   - ratio: Retries per request allowed over the window; default 0.2.
-  ///   - minimumRetries: Retries always allowed per window; default 10.
+  ///   - ratio: Retries per request allowed over the window, on top of `minimumRetries`;
+  ///     default 0.2.
+  ///   - minimumRetries: Retries allowed per window whatever the traffic; default 10.
   ///   - window: Default 10 s (at least 1 s).
   ///   - clock: The clock the window runs on; inject a test clock in tests.
   public init<C: Clock>(

@@ -41,8 +41,8 @@ public struct RetryMiddleware: Middleware {
   ///
   /// - Parameters:
   ///   - policy: Default ``RetryPolicy/standard``.
-  ///   - budget: Default a ``RetryBudget`` with its defaults (20 % of requests over 10 s,
-  ///     at least 10 retries); `nil` for no budget.
+  ///   - budget: Default a ``RetryBudget`` with its defaults (10 retries plus 20 % of
+  ///     requests per 10 s); `nil` for no budget.
   ///   - clock: What backoff waits sleep on; inject a test clock in tests.
   ///   - jitter: Picks the wait from the backoff ceiling; default ``fullJitter(_:)``.
   public init(
@@ -230,13 +230,13 @@ extension Result where Success == Response, Failure == CourierError {
 extension RetryMiddleware: CustomStringConvertible {
   /// The policy and the budget: `RetryMiddleware(3 attempts; backoff 0.5 s × 2, full
   /// jitter, cap 30 s; Retry-After up to 60 s; statuses 408, 429, 500, 502, 503, 504;
-  /// budget 20 % of requests, at least 10, per 10 s)`.
+  /// budget 10 + 20 % of requests per 10 s)`.
   public var description: String {
     let statuses = policy.retryableStatuses.sorted().map(String.init).joined(separator: ", ")
     let budgetText =
       budget.map {
-        "budget \(DescriptionText.number($0.ratio * 100)) % of requests, at least "
-          + "\($0.minimumRetries), per \(DescriptionText.duration($0.window))"
+        "budget \($0.minimumRetries) + \(DescriptionText.number($0.ratio * 100)) % of requests "
+          + "per \(DescriptionText.duration($0.window))"
       } ?? "no budget"
     return "RetryMiddleware(\(policy.maximumAttempts) attempts; backoff "
       + "\(DescriptionText.duration(policy.baseDelay)) × \(DescriptionText.number(policy.multiplier)), "
