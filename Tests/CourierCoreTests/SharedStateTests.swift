@@ -262,4 +262,22 @@ struct SharedStateTests {
         "Bearer old", "Bearer new-1", "Bearer new-1",
       ])
   }
+
+  @Test("one RetryMiddleware shared by two clients spends one budget for both")
+  func retryBudgetAcrossClients() async throws {
+    let clock = TestClock()
+    let retry = RetryMiddleware(
+      policy: RetryPolicy(maximumAttempts: 2),
+      budget: RetryBudget(ratio: 0, minimumRetries: 1, clock: clock), clock: clock,
+      jitter: { _ in .zero })
+    let stub = StubTransport(fallback: .status(503))
+    let clientA = stubClient(stub, middleware: [retry])
+    let clientB = stubClient(stub, middleware: [retry])
+    let errorA = await courierError { try await clientA.send(Endpoint<Data>(.get, "a")) }
+    let errorB = await courierError { try await clientB.send(Endpoint<Data>(.get, "b")) }
+    #expect(errorA?.attempts == 2)
+    #expect(errorB?.attempts == 1)
+    #expect(errorB?.debugDescription.contains("retry budget is spent") == true)
+    #expect(stub.requests.map(\.url.lastPathComponent) == ["a", "a", "b"])
+  }
 }
