@@ -211,7 +211,8 @@ struct SharedStateTests {
     await clock.waitForSleepers(2)  // the timer and the first answer's delay
     clock.advance(by: .milliseconds(900))
     await stub.waitForRequests(2)
-    await clock.waitForSleepers(4)  // the resend's timer and delay
+    // The bound on the wait for the refresh, then the resend's timer and delay.
+    await clock.waitForSleepers(5)
     let resend = stub.requests[1]
     #expect(resend.headers[.authorization] == "Bearer new-1")
     try #require(
@@ -222,6 +223,45 @@ struct SharedStateTests {
     #expect(error?.kind == .timedOut)
     #expect(error?.debugDescription.contains("overall deadline of 1") == true)
     #expect(clock.now.offset == .seconds(1))
+  }
+
+  @Test("waiting for a refresh that outlasts the overall deadline ends at the deadline, timedOut")
+  func refreshWaitBoundedByDeadline() async throws {
+    let shared = SharedAuth()
+    let clock = shared.clock
+    let client = stubClient(
+      shared.api,
+      middleware: [
+        shared.auth, TimeoutMiddleware(attempt: .seconds(5), overall: .seconds(1), clock: clock),
+      ])
+    var rejections = shared.rejections.makeAsyncIterator()
+    let task = Task { try await client.send(Endpoint<Data>(.get, "now")) }
+    defer { task.cancel() }
+    #expect(await rejections.next() == "now")
+    // The refresh (10 s on the clock) and the waiting request's bound are asleep.
+    await clock.waitForSleepers(2)
+    clock.advance(by: .seconds(1))
+    let ending = await Ending.of(task, within: .seconds(20))
+    let error = try #require(ending.error, "\(ending)")
+    #expect(error.kind == .timedOut)
+    #expect(error.debugDescription.contains("waiting for the credential to be refreshed"))
+    #expect(clock.now.offset == .seconds(1))
+    #expect(shared.sent(to: "now") == ["Bearer old"], "nothing resent after the deadline")
+  }
+
+  @Test("the resend after an auth refresh continues the first attempt's trace")
+  func authResendKeepsTheTrace() async throws {
+    let stub = StubTransport()
+    stub.enqueue(.status(401), .json("{}"))
+    let client = stubClient(
+      stub, middleware: [AuthMiddleware(provider: CountingTokens()), RequestIDMiddleware()])
+    _ = try await client.send(Endpoint<Data>(.get, "me"))
+    let contexts = stub.requests.compactMap {
+      $0.headers[.traceparent].flatMap(TraceContext.init(traceparent:))
+    }
+    try #require(contexts.count == 2)
+    #expect(contexts[0].traceID == contexts[1].traceID, "one trace per logical request")
+    #expect(contexts[0].parentID != contexts[1].parentID, "the resend is a span of its own")
   }
 
   @Test("an auth resend and its retries share one overall deadline")
@@ -241,14 +281,15 @@ struct SharedStateTests {
       ])
     let task = Task { try await client.send(Endpoint<Data>(.get, "me")) }
     defer { task.cancel() }
-    // The 401 at 0.5 s; the resend's 503 at 1 s; a backoff of 0.5 s; the second attempt of
-    // the resend starts at 1.5 s with 0.5 s of the deadline left.
-    for (sleepers, step) in [(2, 500), (4, 500), (5, 500)] {
+    // The 401 at 0.5 s; the bound on the wait for the refresh; the resend's 503 at 1 s; a
+    // backoff of 0.5 s; the second attempt of the resend starts at 1.5 s with 0.5 s of the
+    // deadline left.
+    for (sleepers, step) in [(2, 500), (5, 500), (6, 500)] {
       await clock.waitForSleepers(sleepers)
       clock.advance(by: .milliseconds(Int64(step)))
     }
     await stub.waitForRequests(3)
-    await clock.waitForSleepers(7)
+    await clock.waitForSleepers(8)
     try #require(
       stub.requests[2].attributes[DeadlineAttribute.self]?.remaining == .milliseconds(500),
       "the retry of the resend has what is left of the first attempt's deadline")

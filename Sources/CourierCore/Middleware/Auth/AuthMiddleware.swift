@@ -18,7 +18,10 @@ import Synchronization
 ///   it, and a request cancelled while it waits ends at once with kind
 ///   ``CourierError/Kind/cancelled`` while the others keep waiting.
 /// - The resend is the same logical request: it keeps the overall deadline a
-///   `TimeoutMiddleware` inside gave the first attempt.
+///   `TimeoutMiddleware` inside gave the first attempt, and the trace a `RequestIDMiddleware`
+///   inside gave it (the resend is a new span of the same trace). Waiting for the refresh is
+///   bounded by that deadline too: a refresh that outlasts it fails the waiting request with
+///   kind ``CourierError/Kind/timedOut`` (the refresh itself goes on for the others).
 /// - A failed refresh fails every waiting request with kind
 ///   ``CourierError/Kind/authenticationFailed`` ("please sign in again").
 /// - Storm guard: at most ``maximumRefreshes`` refreshes (default 3) per ``refreshWindow``
@@ -57,7 +60,8 @@ public struct AuthMiddleware: Middleware {
   ///   - maximumRefreshes: Default 3: a genuine expiry needs one; three allows for a race
   ///     with another device without letting a broken server cause a loop.
   ///   - refreshWindow: Default 60 s.
-  ///   - clock: The clock of the storm guard's window.
+  ///   - clock: The clock of the storm guard's window, and of the bound on waiting for a
+  ///     refresh (the request's overall deadline).
   public init<C: Clock>(
     provider: any CredentialProvider,
     isRejection: @escaping Rejection = AuthMiddleware.unauthorizedStatus,
@@ -71,7 +75,8 @@ public struct AuthMiddleware: Middleware {
     let start = clock.now
     coordinator = RefreshCoordinator(
       provider: provider, maximumRefreshes: max(0, maximumRefreshes), window: refreshWindow,
-      elapsed: { start.duration(to: clock.now) })
+      elapsed: { start.duration(to: clock.now) },
+      sleep: { try await clock.sleep(for: $0) })
   }
 
   /// A 401 response, or a ``CourierError/Kind/httpStatus`` error with status 401.
@@ -110,22 +115,28 @@ public struct AuthMiddleware: Middleware {
     }
     let first = try await send(request, with: current.credential, next: next)
     guard isRejection(first.response, first.error) else { return try first.get() }
+    // The resend is the same logical request: it keeps the overall deadline a timeout inside
+    // gave the first attempt and the trace a request id inside gave it (both returned on the
+    // request the attempt was sent as) instead of starting new ones.
+    let sent = first.response?.request ?? first.error?.request
+    var resend = request
+    if resend.attributes[DeadlineAttribute.self] == nil,
+      let deadline = sent?.attributes[DeadlineAttribute.self]
+    {
+      resend.attributes[DeadlineAttribute.self] = deadline
+    }
+    if resend.attributes[RequestIDAttribute.self] == nil,
+      let trace = sent?.attributes[RequestIDAttribute.self]
+    {
+      resend.attributes[RequestIDAttribute.self] = trace
+    }
     let fresh: RefreshCoordinator.Issued
     do {
-      fresh = try await coordinator.refresh(rejected: current)
+      fresh = try await coordinator.refresh(
+        rejected: current, within: resend.attributes[DeadlineAttribute.self])
     } catch {
       throw Self.signInAgain(
         error, request: request, response: first.response ?? first.error?.response)
-    }
-    // The resend is the same logical request: it keeps the overall deadline a timeout inside
-    // gave the first attempt (returned on the request the attempt was sent as) instead of
-    // starting a new one.
-    var resend = request
-    if resend.attributes[DeadlineAttribute.self] == nil,
-      let deadline = (first.response?.request ?? first.error?.request)?.attributes[
-        DeadlineAttribute.self]
-    {
-      resend.attributes[DeadlineAttribute.self] = deadline
     }
     return try await send(resend, with: fresh.credential, next: next).get()
   }
@@ -143,6 +154,10 @@ public struct AuthMiddleware: Middleware {
       return CourierError(
         kind: .cancelled, debugMessage: "cancelled while waiting for the credential",
         underlying: error, request: request, stage: "auth")
+    }
+    if var timedOut = error as? CourierError, timedOut.kind == .timedOut {
+      timedOut.request = timedOut.request ?? request
+      return timedOut
     }
     var failure =
       (error as? CourierError).flatMap { $0.kind == .authenticationFailed ? $0 : nil }
@@ -223,16 +238,20 @@ final class RefreshCoordinator: Sendable {
   private let maximumRefreshes: Int
   private let window: Duration
   private let elapsed: @Sendable () -> Duration
+  /// Sleeps on the middleware's clock: the bound on a wait for a refresh.
+  private let sleep: @Sendable (Duration) async throws -> Void
   private let state = Mutex(State())
 
   init(
     provider: any CredentialProvider, maximumRefreshes: Int, window: Duration,
-    elapsed: @escaping @Sendable () -> Duration
+    elapsed: @escaping @Sendable () -> Duration,
+    sleep: @escaping @Sendable (Duration) async throws -> Void
   ) {
     self.provider = provider
     self.maximumRefreshes = maximumRefreshes
     self.window = window
     self.elapsed = elapsed
+    self.sleep = sleep
   }
 
   /// The credential to send: the refresh under way, else the provider's (which stores what
@@ -244,8 +263,9 @@ final class RefreshCoordinator: Sendable {
   }
 
   /// A credential to replace `rejected`: the one a refresh that ended after `rejected` was
-  /// handed out gave, the refresh under way, or a new refresh.
-  func refresh(rejected: Issued) async throws -> Issued {
+  /// handed out gave, the refresh under way, or a new refresh — waited for at most until
+  /// `deadline`, after which this request fails with kind `timedOut`.
+  func refresh(rejected: Issued, within deadline: Deadline? = nil) async throws -> Issued {
     let now = elapsed()
     enum Next {
       case done(Issued)
@@ -277,7 +297,7 @@ final class RefreshCoordinator: Sendable {
     case .done(let issued):
       return issued
     case .wait(let flight):
-      return try await flight.value()
+      return try await wait(for: flight, within: deadline)
     case .start(let flight):
       let provider = self.provider
       let rejectedCredential = rejected.credential
@@ -293,8 +313,25 @@ final class RefreshCoordinator: Sendable {
         }
         self.finish(flight, with: result)
       }
-      return try await flight.value()
+      return try await wait(for: flight, within: deadline)
     }
+  }
+
+  /// `flight`'s result, or kind `timedOut` when `deadline` passes first.
+  private func wait(for flight: RefreshFlight, within deadline: Deadline?) async throws -> Issued {
+    guard let deadline else { return try await flight.value() }
+    let left = deadline.remaining
+    let sleep = self.sleep
+    return try await flight.value(
+      expiring: {
+        try await sleep(left)
+        return CourierError(
+          kind: .timedOut,
+          debugMessage:
+            "the overall deadline of \(DescriptionText.duration(deadline.limit)) passed while"
+            + " waiting for the credential to be refreshed",
+          stage: "auth")
+      })
   }
 
   /// Records the refresh's result and hands it to everyone waiting for it.
@@ -323,55 +360,72 @@ final class RefreshFlight: Sendable {
     var result: Result<RefreshCoordinator.Issued, any Error>?
     var nextID: UInt64 = 0
     var waiters: [UInt64: CheckedContinuation<RefreshCoordinator.Issued, any Error>] = [:]
-    /// Waiters cancelled before their continuation was registered.
-    var cancelled: Set<UInt64> = []
+    /// Waiters ended (cancelled, or past their deadline) before their continuation was
+    /// registered, with the error each ends with.
+    var ended: [UInt64: any Error] = [:]
   }
 
   private let state = Mutex(State())
 
   /// The refresh's result, once it is there; `CancellationError` when the current task or
-  /// request is cancelled first.
-  func value() async throws -> RefreshCoordinator.Issued {
+  /// request is cancelled first; the error `expiring` returns when it returns first (it
+  /// sleeps until a deadline; an error it throws, its own cancellation, ends nothing).
+  func value(
+    expiring: (@Sendable () async throws -> CourierError)? = nil
+  ) async throws -> RefreshCoordinator.Issued {
     let id = state.withLock { state in
       defer { state.nextID += 1 }
       return state.nextID
     }
+    let expiry = expiring.map { expiring in
+      Task {
+        guard let error = try? await expiring() else { return }
+        self.end(waiter: id, throwing: error)
+      }
+    }
+    defer { expiry?.cancel() }
     return try await RequestCancellation.withCancellationHandler {
       try await withCheckedThrowingContinuation {
         (continuation: CheckedContinuation<RefreshCoordinator.Issued, any Error>) in
         enum Outcome {
           case wait
-          case cancel
+          case end(any Error)
           case done(Result<RefreshCoordinator.Issued, any Error>)
         }
         let outcome = state.withLock { state -> Outcome in
           if let result = state.result { return .done(result) }
-          if state.cancelled.remove(id) != nil { return .cancel }
+          if let error = state.ended.removeValue(forKey: id) { return .end(error) }
           state.waiters[id] = continuation
           return .wait
         }
         switch outcome {
         case .wait: break
-        case .cancel: continuation.resume(throwing: CancellationError())
+        case .end(let error): continuation.resume(throwing: error)
         case .done(let result): continuation.resume(with: result)
         }
       }
     } onCancel: {
-      let waiter = self.state.withLock {
-        state -> CheckedContinuation<RefreshCoordinator.Issued, any Error>? in
-        if let waiter = state.waiters.removeValue(forKey: id) { return waiter }
-        if state.result == nil { state.cancelled.insert(id) }
-        return nil
-      }
-      waiter?.resume(throwing: CancellationError())
+      self.end(waiter: id, throwing: CancellationError())
     }
+  }
+
+  /// Ends one waiter's wait with `error`, now or as soon as it registers; nothing once the
+  /// refresh has ended.
+  private func end(waiter id: UInt64, throwing error: any Error) {
+    let waiter = state.withLock {
+      state -> CheckedContinuation<RefreshCoordinator.Issued, any Error>? in
+      if let waiter = state.waiters.removeValue(forKey: id) { return waiter }
+      if state.result == nil { state.ended[id] = error }
+      return nil
+    }
+    waiter?.resume(throwing: error)
   }
 
   /// Ends the refresh: every waiter gets `result`, and so does every later ``value()``.
   func complete(_ result: Result<RefreshCoordinator.Issued, any Error>) {
     let waiters = state.withLock { state in
       state.result = result
-      state.cancelled = []
+      state.ended = [:]
       defer { state.waiters = [:] }
       return Array(state.waiters.values)
     }
