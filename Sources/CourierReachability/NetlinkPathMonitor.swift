@@ -30,10 +30,22 @@
   /// The kernel drops events when the socket's buffer overflows (`ENOBUFS`); the monitor then
   /// simply recomputes, since it never relies on the content of an event.
   ///
+  /// ## Routes to one address
+  /// ``route(to:)`` asks the kernel what `ip route get fibmatch <address>` asks: an
+  /// `RTM_GETROUTE` request with the address as `RTA_DST`, on a third netlink socket that the
+  /// thread opens at start (so in the monitor's network namespace) and that callers share
+  /// under a lock. The answer is ``RouteAnswer/unroutable`` when the kernel answers
+  /// `ENETUNREACH` (no route), `EHOSTUNREACH` (an `unreachable` route), `EACCES` (`prohibit`)
+  /// or `EINVAL` (`blackhole`), or a route of one of those types, or a route whose link is
+  /// down or has lost its carrier (`RTNH_F_LINKDOWN`, `RTNH_F_DEAD`, for every next hop);
+  /// ``RouteAnswer/routable`` for any other route; ``RouteAnswer/unknown`` when the socket
+  /// fails or the kernel does not answer within 1 s. A lookup costs one system call each way
+  /// (microseconds) and is made by the calling thread.
+  ///
   /// ## Life cycle
   /// ``init()`` starts the thread and returns once the first status is known (a few
   /// milliseconds). ``stop()`` — or releasing the monitor — wakes the thread, joins it and
-  /// closes every descriptor it opened: two netlink sockets and a pipe. Make one per process
+  /// closes every descriptor it opened: three netlink sockets and a pipe. Make one per process
   /// and share it.
   ///
   /// ```swift
@@ -51,6 +63,9 @@
     private let broadcaster: PathStatusBroadcaster
     // Taken only to start and stop; every field is read and written under the Mutex.
     private let control: Mutex<Control>
+    // The route-lookup socket, opened in the monitor's namespace; `nil` once stopped. Held for
+    // the whole of a lookup, so that answers are never read by the wrong caller.
+    private let routes: Mutex<RouteLookups?>
 
     /// The name of the monitor thread (`/proc/self/task/*/comm`), for leak checks.
     package static let threadName = "CourierPathMon"
@@ -89,14 +104,19 @@
         _ = close(stopWrite)
         throw PathMonitorError(operation: "pthread_create", code: EAGAIN)
       }
-      if let failure = startup.wait() {
+      let routeSocket: Int32
+      switch startup.wait() {
+      case .failure(let failure):
         thread.join()
         _ = close(stopRead)
         _ = close(stopWrite)
         throw failure
+      case .success(let socket):
+        routeSocket = socket
       }
       self.broadcaster = broadcaster
       control = Mutex(Control(thread: thread, stopWrite: stopWrite, stopRead: stopRead))
+      routes = Mutex(RouteLookups(socket: routeSocket))
     }
 
     deinit { stop() }
@@ -106,6 +126,16 @@
 
     /// The current status, then every change, until ``stop()``.
     public func updates() -> AsyncStream<PathStatus> { broadcaster.updates() }
+
+    /// The kernel's answer for `destination` in the monitor's network namespace (see "Routes
+    /// to one address" above); ``RouteAnswer/unknown`` after ``stop()``.
+    public func route(to destination: RouteDestination) -> RouteAnswer {
+      routes.withLock { lookups in
+        guard var current = lookups else { return .unknown }
+        defer { lookups = current }
+        return current.answer(for: destination)
+      }
+    }
 
     /// Stops the thread, waits for it to exit, closes the monitor's descriptors and ends every
     /// ``updates()`` stream. ``status`` keeps its last value. Calling it again does nothing.
@@ -128,6 +158,10 @@
         _ = close(stopRead)
       }
       _ = close(stopWrite)
+      routes.withLock { lookups in
+        if let socket = lookups?.socket { _ = close(socket) }
+        lookups = nil
+      }
       broadcaster.finish()
     }
   }
@@ -151,21 +185,25 @@
     }
   }
 
-  /// The hand-over between the monitor thread's start-up and ``NetlinkPathMonitor/init()``.
+  /// The hand-over between the monitor thread's start-up and ``NetlinkPathMonitor/init()``:
+  /// the route-lookup socket the thread opened, or why it could not start.
   private final class Startup: Sendable {
-    private let outcome = Mutex<PathMonitorError?>(nil)
+    private let outcome = Mutex<Result<Int32, PathMonitorError>?>(nil)
     private let ready = DispatchSemaphore(value: 0)
 
-    func succeed() { ready.signal() }
-
-    func fail(_ error: PathMonitorError) {
-      outcome.withLock { $0 = error }
+    func succeed(routeSocket: Int32) {
+      outcome.withLock { $0 = .success(routeSocket) }
       ready.signal()
     }
 
-    func wait() -> PathMonitorError? {
+    func fail(_ error: PathMonitorError) {
+      outcome.withLock { $0 = .failure(error) }
+      ready.signal()
+    }
+
+    func wait() -> Result<Int32, PathMonitorError> {
       ready.wait()
-      return outcome.withLock { $0 }
+      return outcome.withLock { $0 } ?? .failure(PathMonitorError(operation: "start", code: EIO))
     }
   }
 
@@ -189,26 +227,25 @@
           return startup.fail(PathMonitorError(operation: "setns", code: code))
         }
       }
-      let events: Int32
-      let queries: Int32
+      var opened: [Int32] = []
       do throws(PathMonitorError) {
-        events = try openNetlink(groups: ccourier_path_groups())
-        do throws(PathMonitorError) {
-          queries = try openNetlink(groups: 0)
-        } catch {
-          _ = close(events)
-          throw error
-        }
+        // Events; dumps (2 s to answer); route lookups, handed to the monitor, which closes it
+        // (1 s: a request is waiting on it).
+        opened.append(try openNetlink(groups: ccourier_path_groups()))
+        opened.append(try openNetlink(groups: 0, answersWithin: 2))
+        opened.append(try openNetlink(groups: 0, answersWithin: 1))
       } catch {
+        for fd in opened { _ = close(fd) }
         return startup.fail(error)
       }
+      let (events, queries, routeSocket) = (opened[0], opened[1], opened[2])
       defer {
         _ = close(events)
         _ = close(queries)
       }
       var snapshot = Snapshot(queries: queries, readsSysfs: readsSysfs)
       broadcaster.publish(snapshot.status())
-      startup.succeed()
+      startup.succeed(routeSocket: routeSocket)
 
       var descriptors = [
         pollfd(fd: events, events: Int16(POLLIN), revents: 0),
@@ -244,15 +281,103 @@
     }
   }
 
-  /// Opens a `NETLINK_ROUTE` socket bound to `groups` (0 for a socket used only for dumps).
-  private func openNetlink(groups: UInt32) throws(PathMonitorError) -> Int32 {
+  /// The route-lookup socket of a ``NetlinkPathMonitor`` and the sequence numbers of its
+  /// requests; used under the monitor's lock.
+  private struct RouteLookups {
+    let socket: Int32
+    private var sequence: UInt32 = 0
+
+    init(socket: Int32) { self.socket = socket }
+
+    /// 8 KiB: an answer is one route message or one error (with the request echoed), a few
+    /// hundred bytes.
+    private static let capacity = 8_192
+
+    /// Sends an `RTM_GETROUTE` for `destination` and reads the answer with the same sequence
+    /// number; an answer to an earlier lookup that gave up waiting is skipped.
+    mutating func answer(for destination: RouteDestination) -> RouteAnswer {
+      sequence &+= 1
+      let family = UInt8(destination.family == .ipv4 ? AF_INET : AF_INET6)
+      var request = destination.bytes.withUnsafeBufferPointer {
+        ccourier_route_lookup_request(sequence, family, $0.baseAddress, UInt32($0.count))
+      }
+      let length = Int(request.header.nlmsg_len)
+      let sent = withUnsafeBytes(of: &request) { send(socket, $0.baseAddress, length, 0) }
+      guard sent == length else { return .unknown }
+      let buffer = UnsafeMutableRawPointer.allocate(byteCount: Self.capacity, alignment: 8)
+      defer { buffer.deallocate() }
+      while true {
+        // The socket's receive timeout (openNetlink) bounds the wait.
+        let received = recv(socket, buffer, Self.capacity, 0)
+        if received < 0 && errno == EINTR { continue }
+        guard received > 0 else { return .unknown }
+        var remaining = Int32(received)
+        var message: UnsafeMutablePointer<nlmsghdr>? = buffer.assumingMemoryBound(to: nlmsghdr.self)
+        while let header = message, ccourier_nlmsg_ok(header, remaining) != 0 {
+          defer { message = ccourier_nlmsg_next(header, &remaining) }
+          guard header.pointee.nlmsg_seq == sequence else { continue }
+          switch Int32(header.pointee.nlmsg_type) {
+          case NLMSG_ERROR: return Self.answer(forError: ccourier_nlmsg_error_code(header))
+          case Int32(RTM_NEWROUTE): return Self.answer(forRoute: header)
+          default: return .unknown
+          }
+        }
+      }
+    }
+
+    /// The kernel refuses the lookup with `-ENETUNREACH` when no route matches, and with the
+    /// error a matching route of type `unreachable` (`-EHOSTUNREACH`), `prohibit` (`-EACCES`)
+    /// or `blackhole` (`-EINVAL`) gives a connection.
+    private static func answer(forError code: Int32) -> RouteAnswer {
+      switch -code {
+      case ENETUNREACH, EHOSTUNREACH, EACCES, EINVAL: .unroutable
+      default: .unknown
+      }
+    }
+
+    /// A route of a type that drops or refuses packets, or whose next hops are all down
+    /// (link down or no carrier), is no route.
+    private static func answer(forRoute header: UnsafeMutablePointer<nlmsghdr>) -> RouteAnswer {
+      guard
+        header.pointee.nlmsg_len >= ccourier_nlmsg_length(UInt32(MemoryLayout<rtmsg>.size)),
+        let payload = ccourier_nlmsg_data(header)
+      else { return .unknown }
+      let route = payload.assumingMemoryBound(to: rtmsg.self)
+      switch Int(route.pointee.rtm_type) {
+      case RTN_UNREACHABLE, RTN_PROHIBIT, RTN_BLACKHOLE, RTN_THROW: return .unroutable
+      default: break
+      }
+      if route.pointee.rtm_flags & ccourier_next_hop_down_flags() != 0 { return .unroutable }
+      var length = ccourier_rtm_payload(header)
+      var attribute = ccourier_rtm_rta(route)
+      while let current = attribute, ccourier_rta_ok(current, length) != 0 {
+        if UInt32(current.pointee.rta_type) == RTA_MULTIPATH.rawValue,
+          let data = ccourier_rta_data(current),
+          ccourier_multipath_all_down(data, ccourier_rta_payload(current)) != 0
+        {
+          return .unroutable
+        }
+        attribute = ccourier_rta_next(current, &length)
+      }
+      return .routable
+    }
+  }
+
+  /// Opens a `NETLINK_ROUTE` socket bound to `groups` (0 for a socket used only for requests,
+  /// whose answers must come within `answersWithin` seconds).
+  private func openNetlink(
+    groups: UInt32, answersWithin seconds: Int = 2
+  ) throws(PathMonitorError)
+    -> Int32
+  {
     let fd = socket(
       AF_NETLINK, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), NETLINK_ROUTE)
     guard fd >= 0 else { throw PathMonitorError(operation: "socket", code: errno) }
     if groups == 0 {
-      // The dump socket: the kernel answers a dump at once, but a thread blocked forever in
-      // recv could never be stopped, so a dump that has not answered in 2 s counts as failed.
-      var timeout = timeval(tv_sec: 2, tv_usec: 0)
+      // A request socket: the kernel answers at once, but a thread blocked forever in recv
+      // could never be stopped, so a request that has not been answered in time counts as
+      // failed.
+      var timeout = timeval(tv_sec: seconds, tv_usec: 0)
       _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     } else {
       // A larger buffer makes overruns during bursts (many routes changing at once) rarer;

@@ -2,11 +2,14 @@
 /// for your own code (an offline banner, pausing a sync).
 ///
 /// ## When to use it
-/// Use a monitor when "offline" should be answered before a request is sent: to fail at once
-/// with a clear ``CourierError/Kind/notReachable`` instead of a connect timeout, or to wait
-/// for the network to come back (Linux has no `waitsForConnectivity`). A monitor says whether
-/// a path *leaves the machine*; whether a given host answers is a different question (see
-/// the middleware's host probe).
+/// Use a monitor to tell users they are offline (an offline banner, a
+/// ``CourierError/Kind/notReachable`` instead of a bare connection error), to pause work while
+/// the link is down, or to wait for the network to come back (Linux has no
+/// `waitsForConnectivity`). A monitor says whether a *default* path leaves the machine;
+/// whether a given destination can be reached is a different question, which the status
+/// alone answers wrongly on many real networks (a subnet without a default route, policy
+/// routing, a split-tunnel VPN, a network namespace, a proxy): ask ``route(to:)`` for an
+/// address, and see the middleware's host probe for whether a host answers.
 ///
 /// ## Using the built-in one
 /// ``SystemPathMonitor`` is the platform's monitor: ``NetlinkPathMonitor`` on Linux (the
@@ -18,10 +21,15 @@
 ///   interface that carry the path, or `.unsatisfied(reason:)`.
 /// - ``updates()`` returns a new `AsyncStream` per call — any number of subscribers each get
 ///   every change — that starts with the status at the moment of subscribing.
+/// - ``route(to:)`` says whether the system has a route to one IP address: the kernel's answer
+///   to an `RTM_GETROUTE` (what `ip route get` asks) on Linux, ``RouteAnswer/unknown`` on
+///   Apple platforms, where `NWPathMonitor` has no such question.
 ///
 /// ## Writing your own
 /// Conform a `Sendable` type and keep the state in a ``PathStatusBroadcaster``, which does the
-/// subscriber bookkeeping. `CourierTesting` has `FakePathMonitor` for tests.
+/// subscriber bookkeeping. ``route(to:)`` has a default that answers ``RouteAnswer/unknown``,
+/// which leaves the decision to the status. `CourierTesting` has `FakePathMonitor` for tests,
+/// with scripted routes.
 ///
 /// ```swift
 /// /// Reports offline while a flag in the app's settings says so.
@@ -55,4 +63,17 @@ public protocol PathMonitor: Sendable {
   /// makes an independent stream, so any number of subscribers each see every change. The
   /// stream ends when the monitor stops.
   func updates() -> AsyncStream<PathStatus>
+
+  /// Whether the system has a usable route to `destination` now: ``RouteAnswer/routable``,
+  /// ``RouteAnswer/unroutable``, or ``RouteAnswer/unknown`` when the monitor cannot tell.
+  ///
+  /// A monitor may answer with a system call, but must not block for long: a request may be
+  /// waiting. The default answers ``RouteAnswer/unknown``.
+  func route(to destination: RouteDestination) -> RouteAnswer
+}
+
+extension PathMonitor {
+  /// ``RouteAnswer/unknown``: a monitor that does not look routes up leaves the decision to
+  /// its ``status``.
+  public func route(to destination: RouteDestination) -> RouteAnswer { .unknown }
 }

@@ -96,6 +96,42 @@
       #expect(await changes.next() == .satisfied(interfaces: [.wired]))
     }
 
+    @Test(
+      "route lookups answer for the monitor's namespace: subnet, local, missing and linkdown routes"
+    )
+    func routeLookups() async throws {
+      let network = try TestNetwork(defaultRoute: false)
+      defer { network.destroy() }
+      let monitor = try NetlinkPathMonitor(networkNamespace: network.inner)
+      defer { monitor.stop() }
+      #expect(monitor.status == .unsatisfied(reason: .noDefaultRoute))
+      try TestNetwork.ip("-n", network.inner, "route", "add", "blackhole", "10.60.0.0/24")
+      try TestNetwork.ip("-n", network.inner, "route", "add", "prohibit", "10.61.0.0/24")
+      try TestNetwork.ip("-n", network.inner, "route", "add", "unreachable", "10.62.0.0/24")
+      let expected: [(String, RouteAnswer)] = [
+        (TestNetwork.peer, .routable),  // the subnet route
+        ("10.77.0.1", .routable),  // the namespace's own address: the local table
+        // No default route here, while the machine's own namespace has one: answered from
+        // the monitor's namespace, these would be routable.
+        ("192.0.2.1", .unroutable), ("2001:db8::1", .unroutable),
+        ("10.60.0.1", .unroutable), ("10.61.0.1", .unroutable), ("10.62.0.1", .unroutable),
+        ("::ffff:\(TestNetwork.peer)", .routable),
+      ]
+      for (address, answer) in expected {
+        let destination = try #require(RouteDestination(address))
+        #expect(monitor.route(to: destination) == answer, "\(address)")
+      }
+      // The carrier lost: the subnet route stays in the table, marked linkdown, unusable.
+      var changes = monitor.updates().makeAsyncIterator()
+      _ = await changes.next()
+      try network.setPeer(up: false)
+      #expect(await changes.next() == .unsatisfied(reason: .noUsableInterface))
+      #expect(monitor.route(to: try #require(RouteDestination(TestNetwork.peer))) == .unroutable)
+
+      monitor.stop()
+      #expect(monitor.route(to: try #require(RouteDestination(TestNetwork.peer))) == .unknown)
+    }
+
     @Test("several subscribers each get the change")
     func severalSubscribers() async throws {
       let network = try TestNetwork()
@@ -197,7 +233,7 @@
         print(report)
         switch result?.exitStatus {
         case .exitCode(42)?:
-          #expect(report.contains("round 3: +4 descriptors while running, 0 after stop"))
+          #expect(report.contains("round 3: +5 descriptors while running, 0 after stop"))
           return
         case .exitCode(43)?:
           Issue.record("the monitor left descriptors or threads behind: \(report)")
@@ -241,8 +277,8 @@
         let monitor = try NetlinkPathMonitor()
         let running = ownDescriptors()
         let added = running.filter { baseline[$0.key] != $0.value }
-        // Two netlink sockets (events, dumps) and the stop pipe's two ends.
-        guard added.count == 4, threads(named: name) == baselineThreads + 1 else {
+        // Three netlink sockets (events, dumps, route lookups) and the stop pipe's two ends.
+        guard added.count == 5, threads(named: name) == baselineThreads + 1 else {
           return fail("round \(round) running: added \(added), threads \(threads(named: name))")
         }
         monitor.stop()

@@ -93,9 +93,10 @@ let canMakeNamespaces: Bool = {
 }()
 
 /// Two network namespaces made for one test, `inner` (the one monitored) and `outer`, joined
-/// by a veth pair — `vethA` in `inner` with 10.77.0.1/24 and a default route via 10.77.0.2,
-/// `vethB` in `outer` with 10.77.0.2/24 — both ends inside namespaces this test made, never in
-/// the machine's own. ``destroy()`` deletes both namespaces, which deletes the veth pair.
+/// by a veth pair — `vethA` in `inner` with 10.77.0.1/24 and (unless `defaultRoute` is
+/// false: a subnet route only) a default route via 10.77.0.2, `vethB` in `outer` with
+/// 10.77.0.2/24 — both ends inside namespaces this test made, never in the machine's own.
+/// ``destroy()`` deletes both namespaces, which deletes the veth pair.
 ///
 /// Bringing `vethB` down takes the carrier away from `vethA` (a veth runs only while its peer
 /// is up) while `vethA` stays administratively up and keeps its routes: a cable pulled out.
@@ -103,7 +104,10 @@ final class TestNetwork: Sendable {
   let inner: String
   let outer: String
 
-  init() throws {
+  /// The address of `vethB`, the peer in `outer`.
+  static let peer = "10.77.0.2"
+
+  init(defaultRoute: Bool = true) throws {
     let stem = "courier-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
     inner = stem + "a"
     outer = stem + "b"
@@ -117,7 +121,7 @@ final class TestNetwork: Sendable {
       try Self.ip("-n", outer, "addr", "add", "10.77.0.2/24", "dev", "vethB")
       try Self.ip("-n", inner, "link", "set", "vethA", "up")
       try Self.ip("-n", outer, "link", "set", "vethB", "up")
-      try addDefaultRoute()
+      if defaultRoute { try addDefaultRoute() }
     } catch {
       destroy()
       throw error
@@ -194,4 +198,6 @@ final class ObservedMonitor: PathMonitor {
     continuation.yield()
     return stream
   }
+
+  func route(to destination: RouteDestination) -> RouteAnswer { base.route(to: destination) }
 }

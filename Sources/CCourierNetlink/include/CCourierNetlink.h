@@ -1,7 +1,7 @@
-// CCourierNetlink: the Linux rtnetlink types and the NLMSG_* / RTA_* / IFLA_* macros that Swift
-// cannot import, as `static inline` functions. Glibc's Swift module has no netlink types.
-// <linux/if.h> is deliberately not included: it clashes with <net/if.h>, which Glibc imports.
-// On other platforms the header is empty, so the target compiles everywhere.
+// CCourierNetlink: the Linux rtnetlink types and the NLMSG_* / RTA_* / RTNH_* / IFLA_* macros
+// that Swift cannot import, as `static inline` functions. Glibc's Swift module has no netlink
+// types. <linux/if.h> is deliberately not included: it clashes with <net/if.h>, which Glibc
+// imports. On other platforms the header is empty, so the target compiles everywhere.
 #ifndef CCOURIER_NETLINK_H
 #define CCOURIER_NETLINK_H
 
@@ -92,6 +92,71 @@ static inline struct ccourier_route_request ccourier_route_dump_request(uint32_t
   request.header.nlmsg_seq = sequence;
   request.message.rtm_family = AF_UNSPEC;
   return request;
+}
+
+// MARK: - Route lookups (what `ip route get` sends)
+
+#ifndef RTM_F_FIB_MATCH
+#define RTM_F_FIB_MATCH 0x2000  // Linux 4.13; an older kernel ignores the flag
+#endif
+
+/// An RTM_GETROUTE request for one destination address: the route message, then one RTA_DST
+/// attribute with room for an IPv6 address. Laid out without padding: the header is 16 bytes,
+/// the route message 12, the attribute's header 4.
+struct ccourier_route_lookup_request {
+  struct nlmsghdr header;
+  struct rtmsg message;
+  struct rtattr destination;
+  unsigned char address[16];
+};
+
+/// The RTM_GETROUTE request `ip route get fibmatch <address>` sends: the route the kernel
+/// would use for `address` (`length` bytes, 4 for `AF_INET` or 16 for `AF_INET6`), answered
+/// with the table entry that matched (RTM_F_FIB_MATCH), whose flags say whether its link has
+/// lost its carrier (RTNH_F_LINKDOWN). The answer is one RTM_NEWROUTE or an NLMSG_ERROR.
+static inline struct ccourier_route_lookup_request ccourier_route_lookup_request(
+    uint32_t sequence, uint8_t family, const uint8_t *address, uint32_t length) {
+  struct ccourier_route_lookup_request request = {0};
+  uint32_t size = length < 16 ? length : 16;
+  for (uint32_t index = 0; index < size; index++) request.address[index] = address[index];
+  request.destination.rta_type = RTA_DST;
+  request.destination.rta_len = (unsigned short)RTA_LENGTH(size);
+  request.header.nlmsg_len = NLMSG_ALIGN(NLMSG_LENGTH(sizeof(struct rtmsg))) + RTA_LENGTH(size);
+  request.header.nlmsg_type = RTM_GETROUTE;
+  request.header.nlmsg_flags = NLM_F_REQUEST;
+  request.header.nlmsg_seq = sequence;
+  request.message.rtm_family = family;
+  request.message.rtm_dst_len = (unsigned char)(size * 8);
+  request.message.rtm_flags = RTM_F_FIB_MATCH;
+  return request;
+}
+
+/// The (negative) errno of an NLMSG_ERROR message, or 0 for an acknowledgement; 1 when the
+/// message is too short to hold one.
+static inline int ccourier_nlmsg_error_code(struct nlmsghdr *nlh) {
+  if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(struct nlmsgerr))) return 1;
+  return ((struct nlmsgerr *)NLMSG_DATA(nlh))->error;
+}
+
+/// RTNH_F_DEAD | RTNH_F_LINKDOWN: a next hop the kernel will not send through (its link is
+/// down or has no carrier).
+static inline uint32_t ccourier_next_hop_down_flags(void) {
+  return RTNH_F_DEAD | RTNH_F_LINKDOWN;
+}
+
+/// For an RTA_MULTIPATH attribute's payload (`length` bytes of `struct rtnexthop`s): 1 when
+/// every next hop is down (ccourier_next_hop_down_flags), 0 when one is usable or there is
+/// none to read.
+static inline int ccourier_multipath_all_down(void *payload, int length) {
+  struct rtnexthop *hop = (struct rtnexthop *)payload;
+  int seen = 0;
+  while (length >= (int)sizeof(struct rtnexthop) && RTNH_OK(hop, length)) {
+    if ((hop->rtnh_flags & (RTNH_F_DEAD | RTNH_F_LINKDOWN)) == 0) return 0;
+    seen = 1;
+    length -= RTNH_ALIGN(hop->rtnh_len);
+    hop = RTNH_NEXT(hop);
+  }
+  return seen;
 }
 
 // MARK: - Multicast groups (the RTMGRP_* bit masks, for sockaddr_nl.nl_groups)
