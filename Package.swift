@@ -177,7 +177,10 @@ let package = Package(
     ),
     .testTarget(
       name: "CourierReachabilityTests",
-      dependencies: ["CourierReachability", "CourierCore", "CourierTesting"],
+      // Courier and CCourierNetlink: the preset over CurlTransport inside network namespaces.
+      dependencies: [
+        "CourierReachability", "CourierCore", "CourierTesting", "Courier", "CCourierNetlink",
+      ],
       swiftSettings: strictSettings
     ),
     .testTarget(

@@ -12,8 +12,9 @@ import Foundation
 ///    and errors; sent as `traceparent` only when you turn it on (see ``requestID``).
 /// 4. ``perRequest`` — your middleware that should run once per logical request.
 /// 5. ``retry`` — loops everything below it.
-/// 6. ``reachability`` — checked before every attempt; a wait for the network does not use up
-///    an attempt's timeout, because it is outside the timeout.
+/// 6. ``reachability`` — on every attempt: reports a failure that an absent network explains
+///    as `notReachable` (and, in the modes that hold requests back, a wait for the network
+///    does not use up an attempt's timeout, because it is outside the timeout).
 /// 7. ``timeout`` — per attempt, plus the overall deadline that retry respects.
 /// 8. ``perAttempt`` — your middleware that should run for every attempt.
 /// 9. ``logging`` — each attempt as it goes to the wire, with plain (decoded) bodies.
@@ -52,11 +53,20 @@ public struct StandardMiddleware: Sendable {
   /// 30 s, `Retry-After` up to 60 s) with a retry budget of 10 retries plus 20 % of requests
   /// per 10 s.
   public var retry: RetryMiddleware? = RetryMiddleware()
-  /// Default: fail fast with `notReachable` while the process's ``SharedPathMonitor`` says the
-  /// path is unsatisfied (requests to loopback are never held back); `nil` where the system
-  /// monitor could not start.
+  /// Default: ``ReachabilityMiddleware/OfflinePolicy/inform`` over the process's
+  /// ``SharedPathMonitor`` — every request is sent, and one that fails as an absent network
+  /// explains (cannot find host, cannot connect, connection lost, timed out before
+  /// connecting) while the monitor says the path is unsatisfied fails with `notReachable`
+  /// ("You seem to be offline…"), the attempt's error underneath, and is not retried. It
+  /// never refuses a request: the monitor's "is there a default route" is wrong on networks
+  /// a server meets (a subnet without a default route, policy routing, a namespace, a proxy)
+  /// and in offline sandboxes where tests run over `StubTransport`, whose answers it never
+  /// touches. `nil` where the system monitor could not start. For an app on a device that
+  /// should refuse at once while offline, set
+  /// `$0.reachability?.whenOffline = .failFast`; for a batch job that should pause while the
+  /// link is down, `.wait(upTo:)` (see ``ReachabilityMiddleware`` for what each refuses).
   public var reachability: ReachabilityMiddleware? = SharedPathMonitor.system.map {
-    ReachabilityMiddleware(monitor: $0)
+    ReachabilityMiddleware(monitor: $0, whenOffline: .inform)
   }
   /// Default: 30 s per attempt, 60 s overall. Over a transport that enforces
   /// `Request.timeout` itself (`Transport.enforcesRequestTimeout`, as `CurlTransport` does),

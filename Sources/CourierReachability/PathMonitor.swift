@@ -67,8 +67,9 @@ public protocol PathMonitor: Sendable {
   /// Whether the system has a usable route to `destination` now: ``RouteAnswer/routable``,
   /// ``RouteAnswer/unroutable``, or ``RouteAnswer/unknown`` when the monitor cannot tell.
   ///
-  /// A monitor may answer with a system call, but must not block for long: a request may be
-  /// waiting. The default answers ``RouteAnswer/unknown``.
+  /// ``ReachabilityMiddleware`` asks it only while ``status`` is unsatisfied and only for a
+  /// request to an IP literal, so a monitor may answer with a system call; it must not block
+  /// for long. The default answers ``RouteAnswer/unknown``.
   func route(to destination: RouteDestination) -> RouteAnswer
 }
 

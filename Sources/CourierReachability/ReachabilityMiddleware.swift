@@ -1,27 +1,58 @@
 import CourierCore
 import Foundation
 
-/// Checks the network path before every attempt: while the ``PathMonitor`` says the path is
-/// unsatisfied, it fails at once with ``CourierError/Kind/notReachable`` (the default) or
-/// waits for the path to come back and then sends — the `waitsForConnectivity` that
-/// URLSession has on Apple platforms and Linux lacks.
+/// Tells a request that the machine is offline: by default it names the cause of a failure
+/// (``OfflinePolicy/inform``); asked to, it refuses or holds back requests to destinations
+/// the system has no route to (``OfflinePolicy/failFast``, ``OfflinePolicy/wait(upTo:)``).
 ///
-/// - **Fail fast** (``OfflinePolicy/failFast``, the default): nothing is sent, and the
-///   request fails in microseconds with kind `notReachable`, whose reason reads "You seem to
-///   be offline. Check your network connection." (您连接的网络不正常，请检查您的网络连接 in
-///   `zh-Hans`), instead of a connect timeout many seconds later.
-/// - **Wait** (``OfflinePolicy/wait(upTo:)``, default bound 10 s): the attempt waits for the
-///   monitor's next satisfied status — an event, not polling — then goes out. The wait ends
-///   with `notReachable` at the bound or at the request's ``Deadline`` (``DeadlineAttribute``),
+/// A ``PathMonitor``'s status says whether a *default* path leaves the machine. That is a
+/// heuristic, and on real networks it is wrong often enough that deciding from it whether to
+/// send causes the outage it means to report: a subnet without a default route (an isolated
+/// service network, a VPC subnet without a gateway), policy routing, a split-tunnel VPN, a
+/// network namespace, a proxy, or a test over a stub in an offline sandbox. Alamofire's
+/// guide gives the same advice: do not use reachability to decide whether to send a request.
+/// So the default sends every request and only explains the failures the status explains.
+///
+/// - **Inform** (``OfflinePolicy/inform``, the default, and `Client.standard`'s): every
+///   request is sent. When an attempt fails in a way an absent network explains — kind
+///   `cannotFindHost`, `cannotConnect`, `connectionLost`, or `timedOut` before the connection
+///   opened (see ``isExplainedByAbsentNetwork(_:)``) — while the monitor says unsatisfied and
+///   the destination is not known to be routable (``PathMonitor/route(to:)``), the error
+///   becomes kind ``CourierError/Kind/notReachable``, whose reason reads "You seem to be
+///   offline. Check your network connection." (您连接的网络不正常，请检查您的网络连接 in
+///   `zh-Hans`), with the attempt's error as its ``CourierError/underlying``. Being
+///   `notReachable`, it is not retried: attempts are not spent on a missing network. A
+///   success, an HTTP status, a business error, a cancellation, and a failure without a
+///   network stack's error underneath (a `StubTransport` or `ReplayTransport` answer) are
+///   never touched. Costs nothing while requests succeed.
+/// - **Fail fast** (``OfflinePolicy/failFast``): while the path is unsatisfied, a request to
+///   an IP address the system has no route to fails at once with `notReachable`, nothing
+///   sent, instead of a connect timeout later. A request to a routable address is sent; one
+///   whose route is unknown (a monitor that cannot look routes up, as on Apple platforms) is
+///   refused on the status alone. A host name is never refused on the status: it is sent, and
+///   a failure is reported as in inform. For an app on a device, whose user should hear
+///   "offline" at once and where the platform's status is trustworthy.
+/// - **Wait** (``OfflinePolicy/wait(upTo:)``, default bound 10 s): where fail fast would
+///   refuse, the attempt waits for the monitor's next satisfied status — an event, not
+///   polling — then goes out; an attempt that failed before reaching the server (cannot find
+///   host, cannot connect, timed out before connecting: a host name's failure while offline)
+///   waits the same way and is then tried once more, if its body can be sent again; a
+///   connection lost is reported as in inform. The wait ends with
+///   `notReachable` at the bound or at the request's ``Deadline`` (``DeadlineAttribute``),
 ///   whichever comes first, and at once with kind `cancelled` when the task or the request is
-///   cancelled (`Client.cancelAll()`).
+///   cancelled (`Client.cancelAll()`). The `waitsForConnectivity` that URLSession has on Apple
+///   platforms and Linux lacks; for a batch job or a sync that should pause while the link is
+///   down.
 /// - **Probe** (``HostProbe``, off by default): a TCP connect to the request's host and port
 ///   before each attempt, for "interface up, host unreachable"; a failure is `notReachable`.
 ///
-/// Requests to loopback (`localhost`, 127.0.0.0/8, `::1`) skip the path check: they never
-/// leave the machine. The probe, when set, still runs for them.
+/// Requests to loopback (`localhost`, 127.0.0.0/8, `::1`) are never refused, held back or
+/// reported offline: they never leave the machine. The probe, when set, still runs for them.
 ///
-/// Place it inside ``RetryMiddleware`` and outside ``TimeoutMiddleware``: checked before every
+/// While the status is satisfied, fail fast and wait read it once per attempt and do nothing
+/// else; inform reads nothing until an attempt fails.
+///
+/// Place it inside ``RetryMiddleware`` and outside ``TimeoutMiddleware``: checked on every
 /// attempt, and a wait for the network does not use up an attempt's timeout.
 ///
 /// ```swift
@@ -38,21 +69,39 @@ import Foundation
 public struct ReachabilityMiddleware: Middleware, CustomStringConvertible {
   /// What to do with an attempt while the path is unsatisfied.
   public struct OfflinePolicy: Sendable, Hashable {
-    /// How long to wait for the path, or `nil` to fail at once.
-    public let maximumWait: Duration?
+    enum Mode: Sendable, Hashable {
+      case inform
+      case failFast
+      case wait(Duration)
+    }
 
-    /// Fail at once with ``CourierError/Kind/notReachable``.
-    public static let failFast = OfflinePolicy(maximumWait: nil)
+    let mode: Mode
+
+    /// How long ``wait(upTo:)`` waits for the path; `nil` for ``inform`` and ``failFast``.
+    public var maximumWait: Duration? {
+      if case .wait(let bound) = mode { return bound }
+      return nil
+    }
+
+    /// Send every request; report a failure that an absent network explains as
+    /// ``CourierError/Kind/notReachable`` (the default: see ``ReachabilityMiddleware``).
+    public static let inform = OfflinePolicy(mode: .inform)
+
+    /// Fail at once with ``CourierError/Kind/notReachable`` for a destination without a
+    /// route; send to the rest, reporting as ``inform`` does.
+    public static let failFast = OfflinePolicy(mode: .failFast)
 
     /// Wait up to `bound` (default ``ReachabilityMiddleware/defaultMaximumWait``, 10 s) for
-    /// the path to come back, then send; `notReachable` if it does not. A zero or negative
-    /// bound fails at once.
+    /// the path to come back before sending to a destination without a route, or before
+    /// trying an attempt once more that failed offline before reaching the server (a host
+    /// name's); `notReachable` if it does not come back. A zero or negative bound fails at
+    /// once.
     public static func wait(
       upTo bound: Duration = ReachabilityMiddleware.defaultMaximumWait
     )
       -> OfflinePolicy
     {
-      OfflinePolicy(maximumWait: bound)
+      OfflinePolicy(mode: .wait(bound))
     }
   }
 
@@ -63,7 +112,7 @@ public struct ReachabilityMiddleware: Middleware, CustomStringConvertible {
 
   /// The monitor whose status is checked.
   public let monitor: any PathMonitor
-  /// What happens while the path is unsatisfied; default ``OfflinePolicy/failFast``.
+  /// What happens while the path is unsatisfied; default ``OfflinePolicy/inform``.
   public var whenOffline: OfflinePolicy
   /// The host probe, or `nil` (the default) for none.
   public var probe: HostProbe?
@@ -74,13 +123,15 @@ public struct ReachabilityMiddleware: Middleware, CustomStringConvertible {
   /// - Parameters:
   ///   - monitor: Usually one ``SystemPathMonitor`` shared by the process; a
   ///     `FakePathMonitor` (from `CourierTesting`) in tests.
-  ///   - whenOffline: Default ``OfflinePolicy/failFast``: offline is reported at once rather
-  ///     than hidden behind a spinner; choose ``OfflinePolicy/wait(upTo:)`` for background
-  ///     work that should go out as soon as it can.
+  ///   - whenOffline: Default ``OfflinePolicy/inform``: every request is sent, and a failure
+  ///     an absent network explains is reported as offline — safe wherever the status is
+  ///     wrong. Choose ``OfflinePolicy/failFast`` for an app on a device that should say
+  ///     "offline" at once, ``OfflinePolicy/wait(upTo:)`` for background work that should
+  ///     pause while the link is down.
   ///   - probe: Default `nil` (off): it costs a connection per attempt.
   ///   - clock: What the wait's bound is measured on; inject a test clock in tests.
   public init(
-    monitor: any PathMonitor, whenOffline: OfflinePolicy = .failFast, probe: HostProbe? = nil,
+    monitor: any PathMonitor, whenOffline: OfflinePolicy = .inform, probe: HostProbe? = nil,
     clock: any Clock<Duration> = ContinuousClock()
   ) {
     self.monitor = monitor
@@ -89,31 +140,141 @@ public struct ReachabilityMiddleware: Middleware, CustomStringConvertible {
     self.clock = clock
   }
 
-  /// `ReachabilityMiddleware(fail fast; probe: off)` or
-  /// `ReachabilityMiddleware(wait up to 10 s; probe: 1 s)`.
+  /// `ReachabilityMiddleware(inform; probe: off)`, `ReachabilityMiddleware(fail fast; probe:
+  /// off)` or `ReachabilityMiddleware(wait up to 10 s; probe: 1 s)`.
   public var description: String {
-    let offline = whenOffline.maximumWait.map { "wait up to \(Self.format($0))" } ?? "fail fast"
+    let offline =
+      switch whenOffline.mode {
+      case .inform: "inform"
+      case .failFast: "fail fast"
+      case .wait(let bound): "wait up to \(Self.format(bound))"
+      }
     let probing = probe.map { Self.format($0.timeout) } ?? "off"
     return "ReachabilityMiddleware(\(offline); probe: \(probing))"
   }
 
-  /// Sends the attempt once the path is satisfied (and the probe, if any, connected).
+  /// Sends the attempt — once the path allows it under fail fast and wait, and the probe, if
+  /// any, connected — and reports a failure an absent network explains as `notReachable`.
   nonisolated(nonsending) public func intercept(
     _ request: Request, next: Next
   ) async throws
     -> Response
   {
-    if case .unsatisfied(let reason) = monitor.status, !Self.isLoopback(request.url.host) {
-      guard let maximumWait = whenOffline.maximumWait else {
-        throw notReachable(request, "the path is unsatisfied (\(reason)); failing fast")
-      }
-      try await waitForPath(request, maximumWait: maximumWait, reason: reason)
+    if whenOffline.mode != .inform, case .unsatisfied(let reason) = monitor.status {
+      try await holdBack(request, reason: reason)
     }
     if let probe, let failure = await probe.check(request.url) {
       if RequestCancellation.isCancelled { throw cancelled(request, "during the host probe") }
       throw notReachable(request, failure)
     }
-    return try await next(request)
+    do {
+      return try await next(request)
+    } catch let failure as CourierError {
+      guard let offline = offlineCause(of: failure, request) else { throw failure }
+      // Tried again only when nothing reached the server (a connection lost may have carried
+      // the request) and the body can be sent twice.
+      guard case .wait(let bound) = whenOffline.mode, failure.kind != .connectionLost,
+        request.body.isReplayable
+      else { throw reported(failure, request, offline) }
+      // The wait and the second try run under the deadline the attempt carried back (set by
+      // a TimeoutMiddleware inside), so they do not outlast the logical request.
+      var again = request
+      if let deadline = failure.request?.attributes[DeadlineAttribute.self] {
+        again.attributes[DeadlineAttribute.self] = deadline
+      }
+      try await waitForPath(again, maximumWait: bound, reason: offline.reason, after: failure)
+      do {
+        return try await next(again)
+      } catch let second as CourierError {
+        guard let offline = offlineCause(of: second, again) else { throw second }
+        throw reported(second, again, offline)
+      }
+    }
+  }
+
+  /// Under fail fast and wait, while the path is unsatisfied: returns when `request` may go
+  /// (loopback, a host name, a routable address), else fails or waits as the policy says.
+  private func holdBack(
+    _ request: Request, reason: PathStatus.UnsatisfiedReason
+  ) async throws(CourierError) {
+    guard let host = request.url.host, !Self.isLoopback(host),
+      let destination = RouteDestination(host)
+    else { return }
+    let route = monitor.route(to: destination)
+    if route == .routable { return }
+    let why =
+      route == .unroutable
+      ? "the path is unsatisfied (\(reason)) and there is no route to \(destination)"
+      : "the path is unsatisfied (\(reason))"
+    guard let maximumWait = whenOffline.maximumWait else {
+      throw notReachable(request, "\(why); failing fast")
+    }
+    try await waitForPath(request, maximumWait: maximumWait, reason: reason)
+  }
+
+  /// Why `failure`, an attempt's error for `request`, is the network's absence: the kind and
+  /// detail say so (``isExplainedByAbsentNetwork(_:)``), the path is unsatisfied now, and the
+  /// destination is not loopback and not known to be routable. `nil` when any of that fails.
+  private func offlineCause(
+    of failure: CourierError, _ request: Request
+  ) -> (reason: PathStatus.UnsatisfiedReason, route: String)? {
+    guard Self.isExplainedByAbsentNetwork(failure),
+      case .unsatisfied(let reason) = monitor.status
+    else { return nil }
+    let host = request.url.host ?? ""
+    guard !Self.isLoopback(host) else { return nil }
+    guard let destination = RouteDestination(host) else { return (reason, "") }
+    switch monitor.route(to: destination) {
+    case .routable: return nil
+    case .unroutable: return (reason, " and there is no route to \(destination)")
+    case .unknown: return (reason, "")
+    }
+  }
+
+  /// `failure` reported as the network's absence: kind `notReachable`, `failure` underneath,
+  /// the same request (with what the attempt added: its deadline) and attempts.
+  private func reported(
+    _ failure: CourierError, _ request: Request,
+    _ offline: (reason: PathStatus.UnsatisfiedReason, route: String)
+  ) -> CourierError {
+    CourierError(
+      kind: .notReachable,
+      debugMessage:
+        "the attempt failed with \(failure.kind) while the path is unsatisfied "
+        + "(\(offline.reason))\(offline.route)",
+      underlying: failure, request: failure.request ?? request, attempts: failure.attempts,
+      stage: "reachability")
+  }
+
+  /// Whether `error` is a failure that an absent network explains, as a network stack
+  /// reports it: kind `cannotFindHost`, `cannotConnect` or `connectionLost`, or `timedOut`
+  /// when the stack's words say the connection never opened (libcurl's "Resolving timed out
+  /// after", "Connection timed out after", "Failed to connect to", which `CurlTransport` and
+  /// URLSession on Linux pass on). A timeout that does not say — Courier's own timer,
+  /// URLSession on Apple platforms — may have come after the server had the request, and is
+  /// left as it is. The error must carry the stack's own error underneath
+  /// (``CourierError/underlying``): a stubbed or replayed failure, which has none, is never
+  /// the network's.
+  public static func isExplainedByAbsentNetwork(_ error: CourierError) -> Bool {
+    guard let underlying = error.underlying, !(underlying is CourierError) else { return false }
+    switch error.kind {
+    case .cannotFindHost, .cannotConnect, .connectionLost:
+      return true
+    case .timedOut:
+      let words = detail(of: underlying)
+      return words.contains("Resolving timed out after")
+        || words.contains("Connection timed out after") || words.contains("Failed to connect to")
+    default:
+      return false
+    }
+  }
+
+  /// An underlying error's words: a Foundation error's message (URLSession on Linux puts
+  /// libcurl's there), a Swift error's description (`CurlError`'s holds libcurl's).
+  private static func detail(of error: any Error) -> String {
+    let isFoundation =
+      error is URLError || error is CocoaError || type(of: error) is NSError.Type
+    return isFoundation ? (error as NSError).localizedDescription : String(describing: error)
   }
 
   private enum WaitOutcome: Sendable {
@@ -123,9 +284,11 @@ public struct ReachabilityMiddleware: Middleware, CustomStringConvertible {
   }
 
   /// Waits for a satisfied status from the monitor's updates, bounded by `maximumWait` and the
-  /// request's deadline; throws `notReachable` or `cancelled`.
+  /// request's deadline; throws `notReachable` (with `failure`, the attempt that failed before
+  /// the wait, underneath) or `cancelled`.
   private func waitForPath(
-    _ request: Request, maximumWait: Duration, reason: PathStatus.UnsatisfiedReason
+    _ request: Request, maximumWait: Duration, reason: PathStatus.UnsatisfiedReason,
+    after failure: CourierError? = nil
   ) async throws(CourierError) {
     var limit = maximumWait
     var bound = "the wait of \(Self.format(maximumWait))"
@@ -134,7 +297,8 @@ public struct ReachabilityMiddleware: Middleware, CustomStringConvertible {
       bound = "the request's deadline (\(Self.format(deadline.limit)) overall)"
     }
     guard limit > .zero else {
-      throw notReachable(request, "the path is unsatisfied (\(reason)); \(bound) left no time")
+      throw notReachable(
+        request, "the path is unsatisfied (\(reason)); \(bound) left no time", after: failure)
     }
     let monitor = self.monitor
     let clock = self.clock
@@ -173,16 +337,23 @@ public struct ReachabilityMiddleware: Middleware, CustomStringConvertible {
     switch outcome {
     case .satisfied?: return
     case .monitorEnded?:
-      throw notReachable(request, "the path is unsatisfied (\(reason)) and the monitor stopped")
+      throw notReachable(
+        request, "the path is unsatisfied (\(reason)) and the monitor stopped", after: failure)
     case .boundReached?, nil:
       throw notReachable(
-        request, "the path stayed unsatisfied (\(reason)) until \(bound) ran out")
+        request, "the path stayed unsatisfied (\(reason)) until \(bound) ran out",
+        after: failure)
     }
   }
 
-  private func notReachable(_ request: Request, _ detail: String) -> CourierError {
+  private func notReachable(
+    _ request: Request, _ detail: String, after failure: CourierError? = nil
+  ) -> CourierError {
     CourierError(
-      kind: .notReachable, debugMessage: detail, request: request, stage: "reachability")
+      kind: .notReachable,
+      debugMessage: failure.map { "the attempt failed with \($0.kind); \(detail)" } ?? detail,
+      underlying: failure, request: request, attempts: failure?.attempts ?? 0,
+      stage: "reachability")
   }
 
   private func cancelled(_ request: Request, _ detail: String) -> CourierError {

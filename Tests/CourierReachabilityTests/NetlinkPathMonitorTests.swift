@@ -15,13 +15,17 @@
       "needs root, iproute2's ip and permission to make network namespaces (ip netns add)")
   )
   struct NetlinkPathMonitorTests {
-    @Test("link down (carrier lost) → unsatisfied, and a request fails fast in < 100 ms")
+    @Test(
+      "link down (carrier lost) → unsatisfied, the peer has no route, and fail fast refuses it in < 100 ms"
+    )
     func linkDownFailsFast() async throws {
       let network = try TestNetwork()
       defer { network.destroy() }
       let monitor = try NetlinkPathMonitor(networkNamespace: network.inner)
       defer { monitor.stop() }
       #expect(monitor.status == .satisfied(interfaces: [.wired]), "veth is Ethernet: wired")
+      let peer = try #require(RouteDestination(TestNetwork.peer))
+      #expect(monitor.route(to: peer) == .routable)
 
       var changes = monitor.updates().makeAsyncIterator()
       #expect(await changes.next() == .satisfied(interfaces: [.wired]))
@@ -34,16 +38,27 @@
       )
       #expect(next == .unsatisfied(reason: .noUsableInterface))
       #expect(monitor.status == .unsatisfied(reason: .noUsableInterface))
+      // The subnet route stays in the table, marked linkdown: no usable route.
+      #expect(monitor.route(to: peer) == .unroutable)
 
       let stub = StubTransport([.json("{}")])
-      let client = stubClient(stub, middleware: [ReachabilityMiddleware(monitor: monitor)])
+      let client = stubClient(
+        stub, middleware: [ReachabilityMiddleware(monitor: monitor, whenOffline: .failFast)],
+        base: try #require(URL(string: "http://\(TestNetwork.peer):8080/")))
       let start = clock.now
       let error = await thrownError { try await client.send(Endpoint<Void>(.get, "ping")) }
       let elapsed = start.duration(to: clock.now)
       print("fail fast with the link down took \(elapsed)")
       #expect(error?.kind == .notReachable)
+      #expect(error?.debugDescription.contains("no route to \(TestNetwork.peer)") == true)
       #expect(elapsed < .milliseconds(100), "took \(elapsed)")
       #expect(stub.requests.isEmpty)
+
+      // A host name is never refused on the status: sent (and a stub answers it).
+      let named = stubClient(
+        stub, middleware: [ReachabilityMiddleware(monitor: monitor, whenOffline: .failFast)])
+      try await named.send(Endpoint<Void>(.get, "ping"))
+      #expect(stub.requests.count == 1)
     }
 
     @Test("waiting on: the link comes up 1 s later and the request succeeds")
@@ -59,11 +74,13 @@
 
       let observed = ObservedMonitor(monitor)
       let stub = StubTransport([.json("{}")])
+      // To the peer's address, which has no usable route while the link is down (a host name
+      // would be sent at once).
       let client = stubClient(
         stub,
         middleware: [
           ReachabilityMiddleware(monitor: observed, whenOffline: .wait(upTo: .seconds(10)))
-        ])
+        ], base: try #require(URL(string: "http://\(TestNetwork.peer):8080/")))
       let clock = ContinuousClock()
       let start = clock.now
       let task = Task { try await client.send(Endpoint<Void>(.get, "ping")) }

@@ -6,12 +6,15 @@ import Testing
 
 @Suite("ReachabilityMiddleware over a fake monitor", .timeLimit(.minutes(5)))
 struct ReachabilityMiddlewareTests {
-  @Test("offline with fail fast: nothing is sent, kind notReachable, reason in zh-Hans")
-  func failFast() async {
+  @Test(
+    "offline with fail fast, an address whose route is unknown: nothing is sent, kind notReachable, reason in zh-Hans"
+  )
+  func failFast() async throws {
     let stub = StubTransport([.json("{}")])
     let monitor = FakePathMonitor(.unsatisfied(reason: .noUsableInterface))
     let client = stubClient(
-      stub, middleware: [ReachabilityMiddleware(monitor: monitor)], locale: "zh-Hans")
+      stub, middleware: [ReachabilityMiddleware(monitor: monitor, whenOffline: .failFast)],
+      base: addressBase, locale: "zh-Hans")
     let error = await thrownError { try await client.send(Endpoint<Void>(.get, "ping")) }
     #expect(error?.kind == .notReachable)
     #expect(error?.reason == "您连接的网络不正常，请检查您的网络连接")
@@ -19,13 +22,16 @@ struct ReachabilityMiddlewareTests {
     #expect(error?.stage == "reachability")
     #expect(stub.requests.isEmpty)
     #expect(monitor.subscriberCount == 0, "failing fast subscribes to nothing")
+    #expect(monitor.routeLookups == [try #require(RouteDestination("192.0.2.10"))])
   }
 
   @Test("offline with fail fast, English reason")
   func failFastEnglish() async {
     let stub = StubTransport()
     let monitor = FakePathMonitor(.unsatisfied(reason: .noDefaultRoute))
-    let client = stubClient(stub, middleware: [ReachabilityMiddleware(monitor: monitor)])
+    let client = stubClient(
+      stub, middleware: [ReachabilityMiddleware(monitor: monitor, whenOffline: .failFast)],
+      base: addressBase)
     let error = await thrownError { try await client.send(Endpoint<Void>(.get, "ping")) }
     #expect(error?.reason == "You seem to be offline. Check your network connection.")
     #expect(error?.debugDescription.contains("no default route") == true)
@@ -40,19 +46,23 @@ struct ReachabilityMiddlewareTests {
   func loopbackSkipsThePathCheck(url: String) async throws {
     let stub = StubTransport([.json("{}")])
     let monitor = FakePathMonitor(.unsatisfied(reason: .noDefaultRoute))
-    let client = stubClient(stub, middleware: [ReachabilityMiddleware(monitor: monitor)])
+    monitor.unlistedRoute = .unroutable
+    let client = stubClient(
+      stub, middleware: [ReachabilityMiddleware(monitor: monitor, whenOffline: .failFast)])
     let response = try await client.send(Request(method: .get, url: try #require(URL(string: url))))
     #expect(response.status == 200)
     #expect(stub.requests.count == 1)
+    #expect(monitor.routeLookups.isEmpty, "loopback needs no route lookup")
   }
 
   @Test(
-    "offline, hosts that only look like loopback fail fast",
-    arguments: ["http://127.0.0.1.example.com/x", "http://128.0.0.1/x", "http://localhost.com/x"])
-  func lookalikesFailFast(url: String) async throws {
+    "offline with fail fast, an address that only looks like loopback is refused",
+    arguments: ["http://128.0.0.1/x", "http://[::2]/x"])
+  func addressLookalikesFailFast(url: String) async throws {
     let stub = StubTransport([.json("{}")])
     let monitor = FakePathMonitor(.unsatisfied(reason: .noDefaultRoute))
-    let client = stubClient(stub, middleware: [ReachabilityMiddleware(monitor: monitor)])
+    let client = stubClient(
+      stub, middleware: [ReachabilityMiddleware(monitor: monitor, whenOffline: .failFast)])
     let error = await thrownError {
       _ = try await client.send(Request(method: .get, url: try #require(URL(string: url))))
     }
@@ -60,14 +70,35 @@ struct ReachabilityMiddlewareTests {
     #expect(stub.requests.isEmpty)
   }
 
-  @Test("a satisfied path sends at once")
-  func satisfiedSends() async throws {
+  @Test(
+    "offline, names that only look like loopback are not loopback: a network failure is reported offline",
+    arguments: ["http://127.0.0.1.example.com/x", "http://localhost.com/x"])
+  func nameLookalikesAreReported(url: String) async throws {
+    let stub = StubTransport([networkFailure(.cannotConnect)])
+    let monitor = FakePathMonitor(.unsatisfied(reason: .noDefaultRoute))
+    let client = stubClient(
+      stub, middleware: [ReachabilityMiddleware(monitor: monitor, whenOffline: .failFast)])
+    let error = await thrownError {
+      _ = try await client.send(Request(method: .get, url: try #require(URL(string: url))))
+    }
+    #expect(error?.kind == .notReachable)
+    #expect(stub.requests.count == 1, "a host name is sent, not refused on the status")
+  }
+
+  @Test(
+    "a satisfied path sends at once, without a route lookup",
+    arguments: [ReachabilityMiddleware.OfflinePolicy.inform, .failFast, .wait()])
+  func satisfiedSends(policy: ReachabilityMiddleware.OfflinePolicy) async throws {
     let stub = StubTransport([.json("{}")])
     let monitor = FakePathMonitor(.satisfied(interfaces: [.wired]))
-    let client = stubClient(stub, middleware: [ReachabilityMiddleware(monitor: monitor)])
-    let response = try await client.send(Request(method: .get, url: testBase))
+    monitor.unlistedRoute = .unroutable
+    let client = stubClient(
+      stub, middleware: [ReachabilityMiddleware(monitor: monitor, whenOffline: policy)])
+    let response = try await client.send(Request(method: .get, url: addressBase))
     #expect(response.status == 200)
     #expect(stub.requests.count == 1)
+    #expect(monitor.routeLookups.isEmpty)
+    #expect(monitor.subscriberCount == 0)
   }
 
   @Test("waiting: the request goes out when the path comes back")
@@ -81,7 +112,7 @@ struct ReachabilityMiddlewareTests {
         ReachabilityMiddleware(
           monitor: monitor, whenOffline: .wait(upTo: .seconds(10)), clock: clock)
       ])
-    let task = Task { try await client.send(Request(method: .get, url: testBase)) }
+    let task = Task { try await client.send(Request(method: .get, url: addressBase)) }
     await monitor.waitForSubscribers(1)
     await clock.waitForSleepers(1)
     #expect(stub.requests.isEmpty, "nothing is sent while offline")
@@ -104,7 +135,7 @@ struct ReachabilityMiddlewareTests {
     let middleware = ReachabilityMiddleware(
       monitor: monitor, whenOffline: .wait(upTo: .seconds(10)), clock: clock)
     let client = stubClient(stub, middleware: [middleware])
-    let task = Task { try await client.send(Request(method: .get, url: testBase)) }
+    let task = Task { try await client.send(Request(method: .get, url: addressBase)) }
     await monitor.waitForSubscribers(1)
     await clock.waitForSleepers(1)
     clock.advance(by: .seconds(10) - .milliseconds(1))
@@ -127,7 +158,7 @@ struct ReachabilityMiddlewareTests {
         ReachabilityMiddleware(
           monitor: monitor, whenOffline: .wait(upTo: .seconds(10)), clock: clock)
       ])
-    var request = Request(method: .get, url: testBase)
+    var request = Request(method: .get, url: addressBase)
     request.attributes[DeadlineAttribute.self] = Deadline(after: .seconds(3), clock: clock)
     let sent = request
     let task = Task { try await client.send(sent) }
@@ -153,7 +184,7 @@ struct ReachabilityMiddlewareTests {
       stub,
       middleware: [ReachabilityMiddleware(monitor: monitor, whenOffline: .wait(upTo: .seconds(30)))]
     )
-    let task = Task { try await client.send(Request(method: .get, url: testBase)) }
+    let task = Task { try await client.send(Request(method: .get, url: addressBase)) }
     await monitor.waitForSubscribers(1)
     let clock = ContinuousClock()
     let start = clock.now
@@ -176,7 +207,7 @@ struct ReachabilityMiddlewareTests {
       stub,
       middleware: [ReachabilityMiddleware(monitor: monitor, whenOffline: .wait(upTo: .seconds(30)))]
     )
-    let task = Task { try await client.send(Request(method: .get, url: testBase)) }
+    let task = Task { try await client.send(Request(method: .get, url: addressBase)) }
     await monitor.waitForSubscribers(1)
     let clock = ContinuousClock()
     let start = clock.now
@@ -198,7 +229,7 @@ struct ReachabilityMiddlewareTests {
       stub,
       middleware: [ReachabilityMiddleware(monitor: monitor, whenOffline: .wait(upTo: .seconds(30)))]
     )
-    let task = Task { try await client.send(Request(method: .get, url: testBase)) }
+    let task = Task { try await client.send(Request(method: .get, url: addressBase)) }
     await monitor.waitForSubscribers(1)
     monitor.finish()
     let error = await thrownError { _ = try await task.linkedValue }
@@ -233,12 +264,19 @@ struct ReachabilityMiddlewareTests {
     #expect(stub.requests.count == 1)
   }
 
-  @Test("description: the type and its key settings on one line")
+  @Test("description: the type and its key settings on one line, the mode first")
   func description() {
     let monitor = FakePathMonitor()
     #expect(
       ReachabilityMiddleware(monitor: monitor).description
+        == "ReachabilityMiddleware(inform; probe: off)")
+    #expect(
+      ReachabilityMiddleware(monitor: monitor, whenOffline: .failFast).description
         == "ReachabilityMiddleware(fail fast; probe: off)")
+    #expect(ReachabilityMiddleware(monitor: monitor).whenOffline == .inform)
+    #expect(ReachabilityMiddleware.OfflinePolicy.inform.maximumWait == nil)
+    #expect(ReachabilityMiddleware.OfflinePolicy.failFast.maximumWait == nil)
+    #expect(ReachabilityMiddleware.OfflinePolicy.wait().maximumWait == .seconds(10))
     #expect(
       ReachabilityMiddleware(monitor: monitor, whenOffline: .wait(), probe: .tcpConnect())
         .description == "ReachabilityMiddleware(wait up to 10 s; probe: 1 s)")

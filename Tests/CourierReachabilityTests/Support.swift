@@ -5,16 +5,37 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
+  import CCourierNetlink
   import Glibc
 #endif
 
 let testBase = URL(string: "https://api.example.test/v1/")!
+/// A base URL whose host is an IP literal (TEST-NET-1, RFC 5737): the kind of destination
+/// fail fast and wait look a route up for, and refuse or hold back when it has none.
+let addressBase = URL(string: "http://192.0.2.10/v1/")!
 
 func stubClient(
   _ stub: StubTransport, middleware: [any Middleware], base: URL = testBase,
   locale: String = "en"
 ) -> Client {
   Client(baseURL: base, transport: stub, middleware: middleware, locale: locale)
+}
+
+/// What a network stack says when it fails: the underlying error a wire transport puts under
+/// its `CourierError` (a stub or a cassette has none).
+struct StackFailure: Error, CustomStringConvertible {
+  let description: String
+}
+
+/// A stubbed transport failure of `kind` as a wire transport reports it: with the stack's own
+/// error (`underlying`, default "Connection refused") underneath.
+func networkFailure(
+  _ kind: CourierError.Kind, underlying: any Error = StackFailure(description: "Connection refused")
+) -> StubResponse {
+  .failure(
+    CourierError(
+      kind: kind, debugMessage: "stack failure", underlying: underlying, attempts: 1,
+      stage: "transport"))
 }
 
 /// Runs `body` and returns the `CourierError` it threw, or `nil` when it threw none.
@@ -174,6 +195,58 @@ final class TestNetwork: Sendable {
     }
   }
 }
+
+/// A network namespace with nothing in it but its loopback interface, down: no route at all,
+/// as `unshare --net` or `docker run --network none` give a process.
+final class EmptyNamespace: Sendable {
+  let name: String
+
+  init() throws {
+    name = "courier-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))e"
+    try TestNetwork.ip("netns", "add", name)
+  }
+
+  /// Deletes the namespace. Safe to call more than once.
+  func destroy() { _ = try? TestNetwork.ip("netns", "delete", name) }
+}
+
+#if os(Linux)
+  /// Runs `body` on a new thread that has first joined the network namespace
+  /// `/run/netns/<namespace>`, and returns what it returned. Sockets `body` opens live in that
+  /// namespace, and so do threads it starts (a thread inherits its creator's namespace): a
+  /// `CurlTransport` made there has its event-loop thread, its connections and libcurl's
+  /// resolver threads in the namespace; a `MockServer` made there listens in it.
+  func inNamespace<T: Sendable>(
+    _ namespace: String, _ body: @escaping @Sendable () throws -> T
+  ) throws -> T {
+    let outcome = Outcome<T>()
+    let thread = NativeThread.spawn(name: "CourierTestNS") {
+      let fd = open("/run/netns/\(namespace)", O_RDONLY | O_CLOEXEC)
+      guard fd >= 0, ccourier_enter_network_namespace(fd) == 0 else {
+        let code = errno
+        if fd >= 0 { _ = close(fd) }
+        outcome.set(.failure(CommandFailure(description: "setns \(namespace): errno \(code)")))
+        return
+      }
+      _ = close(fd)
+      outcome.set(Result { try body() })
+    }
+    guard let thread else { throw CommandFailure(description: "pthread_create failed") }
+    thread.join()
+    guard let result = outcome.get() else {
+      throw CommandFailure(description: "the namespace thread returned nothing")
+    }
+    return try result.get()
+  }
+
+  /// What the thread of ``inNamespace(_:_:)`` hands back.
+  private final class Outcome<T: Sendable>: Sendable {
+    private let value = Mutex<Result<T, any Error>?>(nil)
+
+    func set(_ result: Result<T, any Error>) { value.withLock { $0 = result } }
+    func get() -> Result<T, any Error>? { value.withLock { $0 } }
+  }
+#endif
 
 struct CommandFailure: Error, CustomStringConvertible {
   let description: String
