@@ -48,7 +48,8 @@ enum PresetBenchmark {
   /// The client `COURIER_BENCH_PRESET_CLIENT` puts in the preset's place, if any, to see what
   /// one piece costs end to end: `middleware:<name>` is a bare client with one middleware
   /// (`pass`, `headers`, `requestID`, `retry`, `timeout`, `logging`, `gzip`, `reachability`,
-  /// each with its defaults), `headers:<N>` a bare client sending N static header lines
+  /// each with its defaults), `decoder:foundation` a bare client decoding with `JSONDecoder`
+  /// alone, `headers:<N>` a bare client sending N static header lines
   /// through `HeadersMiddleware`, `pass:<N>` a bare client with N pass-through layers (what
   /// being a layer costs). The single-row mode of the transport tables
   /// (`COURIER_BENCH_TRANSPORT_ROW=3`, for profiling) sends with the same client.
@@ -57,6 +58,11 @@ enum PresetBenchmark {
     else { return nil }
     let parts = variant.split(separator: ":", maxSplits: 1).map(String.init)
     guard parts.count == 2 else { return nil }
+    if parts == ["decoder", "foundation"] {
+      // A bare client whose bodies JSONDecoder decodes itself: a subclass is never given to
+      // Courier's own JSON decoder.
+      return Client(baseURL: base, transport: transport, decoder: FoundationOnlyDecoder())
+    }
     let layers: [any Middleware]? =
       switch (parts[0], parts[1]) {
       case ("pass", let count):
@@ -166,3 +172,10 @@ enum PresetBenchmark {
         + (met ? "met on every transport and concurrency\n" : "missed on at least one row\n"))
   }
 }
+
+/// A `JSONDecoder` that Courier hands every body to as it is: what decoding costs without
+/// Courier's own JSON decoder.
+///
+/// `@unchecked Sendable` as Foundation's `JSONDecoder` is, which a subclass must restate: it
+/// adds no stored property, and the superclass keeps its settings behind its own lock.
+final class FoundationOnlyDecoder: JSONDecoder, @unchecked Sendable {}
