@@ -39,8 +39,10 @@
   /// or `EINVAL` (`blackhole`), or a route of one of those types, or a route whose link is
   /// down or has lost its carrier (`RTNH_F_LINKDOWN`, `RTNH_F_DEAD`, for every next hop);
   /// ``RouteAnswer/routable`` for any other route; ``RouteAnswer/unknown`` when the socket
-  /// fails or the kernel does not answer within 1 s. A lookup costs one system call each way
-  /// (microseconds) and is made by the calling thread.
+  /// fails or the kernel does not answer within 1 s. The unspecified address (`0.0.0.0`, `::`),
+  /// which a connection reaches as loopback but for which the kernel's lookup has no table
+  /// entry to answer with (`EHOSTUNREACH`), is answered as loopback is. A lookup costs one
+  /// system call each way (microseconds) and is made by the calling thread.
   ///
   /// ## Life cycle
   /// ``init()`` starts the thread and returns once the first status is known (a few
@@ -130,10 +132,16 @@
     /// The kernel's answer for `destination` in the monitor's network namespace (see "Routes
     /// to one address" above); ``RouteAnswer/unknown`` after ``stop()``.
     public func route(to destination: RouteDestination) -> RouteAnswer {
-      routes.withLock { lookups in
+      // connect(2) sends to the unspecified address over loopback; RTM_F_FIB_MATCH finds no
+      // table entry for it and answers EHOSTUNREACH, which would read as "no route".
+      let asked =
+        destination.bytes.allSatisfy({ $0 == 0 })
+        ? RouteDestination(destination.family == .ipv4 ? "127.0.0.1" : "::1") ?? destination
+        : destination
+      return routes.withLock { lookups in
         guard var current = lookups else { return .unknown }
         defer { lookups = current }
-        return current.answer(for: destination)
+        return current.answer(for: asked)
       }
     }
 

@@ -46,8 +46,10 @@ import Foundation
 /// - **Probe** (``HostProbe``, off by default): a TCP connect to the request's host and port
 ///   before each attempt, for "interface up, host unreachable"; a failure is `notReachable`.
 ///
-/// Requests to loopback (`localhost`, 127.0.0.0/8, `::1`) are never refused, held back or
-/// reported offline: they never leave the machine. The probe, when set, still runs for them.
+/// Requests to this machine (`localhost`, 127.0.0.0/8, `::1`, and `0.0.0.0` or `::`, which
+/// connect to loopback; in any spelling libcurl reads, as `127.1`) are never refused, held
+/// back or reported offline: they never leave the machine. The probe, when set, still runs
+/// for them.
 ///
 /// While the status is satisfied, fail fast and wait read it once per attempt and do nothing
 /// else; inform reads nothing until an attempt fails.
@@ -365,15 +367,14 @@ public struct ReachabilityMiddleware: Middleware, CustomStringConvertible {
   /// `10 s`, `1.5 s`, `250 ms`.
   static func format(_ duration: Duration) -> String { DescriptionText.duration(duration) }
 
-  /// Whether `host` is this machine's loopback (`localhost`, 127.0.0.0/8, `::1`): reachable
-  /// whatever the interfaces and routes say, so the path's status does not apply — an
-  /// offline machine still reaches a server on loopback, as the demo's embedded one.
+  /// Whether `host` is this machine (`localhost`, 127.0.0.0/8, `::1`, or the unspecified
+  /// `0.0.0.0` or `::`, which connect to loopback; an address in any spelling libcurl reads,
+  /// as `127.1` or `[0:0:0:0:0:0:0:1]`): reachable whatever the interfaces and routes say, so
+  /// the path's status does not apply — an offline machine still reaches a server on
+  /// loopback, as the demo's embedded one.
   static func isLoopback(_ host: String?) -> Bool {
-    guard var host = host?.lowercased() else { return false }
-    if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-    if host == "localhost" || host.hasSuffix(".localhost") || host == "::1" { return true }
-    let octets = host.split(separator: ".", omittingEmptySubsequences: false)
-    return octets.count == 4 && octets[0] == "127"
-      && octets.allSatisfy { UInt8($0) != nil }
+    guard let host = host?.lowercased() else { return false }
+    if host == "localhost" || host.hasSuffix(".localhost") { return true }
+    return RouteDestination(host)?.isThisMachine ?? false
   }
 }

@@ -125,7 +125,11 @@
       try TestNetwork.ip("-n", network.inner, "route", "add", "blackhole", "10.60.0.0/24")
       try TestNetwork.ip("-n", network.inner, "route", "add", "prohibit", "10.61.0.0/24")
       try TestNetwork.ip("-n", network.inner, "route", "add", "unreachable", "10.62.0.0/24")
+      try TestNetwork.ip("-n", network.inner, "link", "set", "lo", "up")
       let expected: [(String, RouteAnswer)] = [
+        // A connection to the unspecified address goes to loopback; the kernel's fibmatch
+        // lookup for it answers EHOSTUNREACH.
+        ("0.0.0.0", .routable), ("::", .routable),
         (TestNetwork.peer, .routable),  // the subnet route
         ("10.77.0.1", .routable),  // the namespace's own address: the local table
         // No default route here, while the machine's own namespace has one: answered from

@@ -42,6 +42,10 @@ struct ReachabilityMiddlewareTests {
     arguments: [
       "http://127.0.0.1:8080/x", "http://127.3.4.5/x", "http://localhost/x", "http://[::1]:9/x",
       "http://api.localhost/x",
+      // The unspecified address, which connects to loopback, and the spellings of loopback
+      // that libcurl reads as addresses.
+      "http://0.0.0.0:8080/x", "http://[::]:8080/x", "http://127.1/x", "http://0x7f.1/x",
+      "http://2130706433/x", "http://[0:0:0:0:0:0:0:1]/x", "http://[::ffff:127.0.0.1]/x",
     ])
   func loopbackSkipsThePathCheck(url: String) async throws {
     let stub = StubTransport([.json("{}")])

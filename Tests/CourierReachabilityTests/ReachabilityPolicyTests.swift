@@ -179,6 +179,38 @@ struct ReachabilityPolicyTests {
     #expect(await outcome(offline, testBase)?.kind == .notReachable, "a host name")
   }
 
+  @Test(
+    "this machine in the spellings libcurl connects to: sent under fail fast, a refusal not reported offline",
+    arguments: [
+      "0.0.0.0", "127.1", "0x7f.1", "2130706433", "[::]", "[0:0:0:0:0:0:0:1]",
+      "[::ffff:127.0.0.1]",
+    ])
+  func thisMachineInEverySpelling(host: String) async throws {
+    let v6 = host == "[::]" || host == "[0:0:0:0:0:0:0:1]"
+    // Skipped where the machine has no IPv6 loopback.
+    guard let server = try? MockServer(host: v6 ? "::1" : "127.0.0.1") else { return }
+    defer { server.shutdown() }
+    server.setDispatcher { _ in .json("{}") }
+    let refusing = try RefusingPort(host: v6 ? "::1" : "127.0.0.1")
+    let transport = CurlTransport()
+    defer { transport.shutdown() }
+    // Offline, and no route to anything: what the kernel answers for 0.0.0.0 and `::`.
+    let monitor = FakePathMonitor(.unsatisfied(reason: .noUsableInterface))
+    monitor.unlistedRoute = .unroutable
+    let up = try #require(URL(string: "http://\(host):\(server.baseURL.port ?? 0)/"))
+    let failFast = Client(
+      baseURL: up, transport: transport,
+      middleware: [ReachabilityMiddleware(monitor: monitor, whenOffline: .failFast)])
+    let response = try await failFast.send(Request(method: .get, url: up))
+    #expect(response.status == 200, "libcurl reached the server on loopback")
+    let down = try #require(URL(string: "http://\(host):\(refusing.port)/"))
+    let inform = Client(
+      baseURL: down, transport: transport, middleware: [ReachabilityMiddleware(monitor: monitor)])
+    let error = await thrownError { _ = try await inform.send(Request(method: .get, url: down)) }
+    #expect(error?.kind == .cannotConnect, "a server down on this machine, not the network")
+    #expect(monitor.routeLookups.isEmpty, "this machine needs no route lookup")
+  }
+
   @Test("inform inside retry: a failure reported offline is not retried; online it is")
   func informStopsRetrying() async throws {
     for (status, attempts) in [

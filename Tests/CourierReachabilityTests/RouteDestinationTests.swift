@@ -12,6 +12,11 @@ struct RouteDestinationTests {
       ("2001:DB8:0:0::7", "2001:db8::7", .ipv6),
       ("::ffff:10.0.0.7", "10.0.0.7", .ipv4),
       ("[::1]", "::1", .ipv6),
+      // The forms libcurl reads as IPv4 addresses and connects to without resolving.
+      ("127.1", "127.0.0.1", .ipv4), ("0x7f.1", "127.0.0.1", .ipv4),
+      ("0x7f.0.0.1", "127.0.0.1", .ipv4), ("2130706433", "127.0.0.1", .ipv4),
+      ("017700000001", "127.0.0.1", .ipv4), ("10.1", "10.0.0.1", .ipv4),
+      ("10.0.513", "10.0.2.1", .ipv4), ("0XA.0", "10.0.0.0", .ipv4), ("0", "0.0.0.0", .ipv4),
     ] as [(String, String, RouteDestination.Family)])
   func destinations(host: String, text: String, family: RouteDestination.Family) throws {
     let destination = try #require(RouteDestination(host))
@@ -21,10 +26,11 @@ struct RouteDestinationTests {
   }
 
   @Test(
-    "route destinations: names and forms that are not plain IP literals give nil",
+    "route destinations: names, zoned addresses and numbers libcurl does not read as IPv4 give nil",
     arguments: [
-      "api.example.com", "10.1", "0x7f.0.0.1", "10.0.0.256", "1.2.3.4.5", "fe80::1%eth0",
-      "fe80::1%25eth0", "", "[]", "[10.0.0.7", "localhost",
+      "api.example.com", "10.0.0.256", "1.2.3.4.5", "fe80::1%eth0", "fe80::1%25eth0", "", "[]",
+      "[10.0.0.7", "localhost", "08.1", "0x", "1.0x", "+1.2.3.4", "1.2.3.-4", "1.2.3.4.",
+      "1..2", "4294967296", "1.16777216", "1.2.65536", "10.0.0.7 ", "0x7g.1", "１.2.3.4",
     ])
   func notDestinations(host: String) {
     #expect(RouteDestination(host) == nil)
