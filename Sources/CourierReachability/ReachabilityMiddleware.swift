@@ -33,16 +33,17 @@ import Foundation
 ///   a failure is reported as in inform. For an app on a device, whose user should hear
 ///   "offline" at once and where the platform's status is trustworthy.
 /// - **Wait** (``OfflinePolicy/wait(upTo:)``, default bound 10 s): where fail fast would
-///   refuse, the attempt waits for the monitor's next satisfied status — an event, not
-///   polling — then goes out; an attempt that failed before reaching the server (cannot find
-///   host, cannot connect, timed out before connecting: a host name's failure while offline)
-///   waits the same way and is then tried once more, if its body can be sent again; a
-///   connection lost is reported as in inform. The wait ends with
-///   `notReachable` at the bound or at the request's ``Deadline`` (``DeadlineAttribute``),
-///   whichever comes first, and at once with kind `cancelled` when the task or the request is
-///   cancelled (`Client.cancelAll()`). The `waitsForConnectivity` that URLSession has on Apple
-///   platforms and Linux lacks; for a batch job or a sync that should pause while the link is
-///   down.
+///   refuse, the attempt waits for the monitor's next satisfied status, or for a change of
+///   status after which the system has a route to the address again (a link back on a
+///   network without a default route) — an event, not polling — then goes out; an attempt
+///   that failed before reaching the server (cannot find host, cannot connect, timed out
+///   before connecting: a host name's failure while offline) waits the same way and is then
+///   tried once more, if its body can be sent again; a connection lost is reported as in
+///   inform. The wait ends with `notReachable` at the bound or at the request's ``Deadline``
+///   (``DeadlineAttribute``), whichever comes first, and at once with kind `cancelled` when
+///   the task or the request is cancelled (`Client.cancelAll()`). The `waitsForConnectivity`
+///   that URLSession has on Apple platforms and Linux lacks; for a batch job or a sync that
+///   should pause while the link is down.
 /// - **Probe** (``HostProbe``, off by default): a TCP connect to the request's host and port
 ///   before each attempt, for "interface up, host unreachable"; a failure is `notReachable`.
 ///
@@ -184,7 +185,9 @@ public struct ReachabilityMiddleware: Middleware, CustomStringConvertible {
       if let deadline = failure.request?.attributes[DeadlineAttribute.self] {
         again.attributes[DeadlineAttribute.self] = deadline
       }
-      try await waitForPath(again, maximumWait: bound, reason: offline.reason, after: failure)
+      try await waitForPath(
+        again, maximumWait: bound, reason: offline.reason,
+        destination: again.url.host.flatMap(RouteDestination.init), after: failure)
       do {
         return try await next(again)
       } catch let second as CourierError {
@@ -211,7 +214,8 @@ public struct ReachabilityMiddleware: Middleware, CustomStringConvertible {
     guard let maximumWait = whenOffline.maximumWait else {
       throw notReachable(request, "\(why); failing fast")
     }
-    try await waitForPath(request, maximumWait: maximumWait, reason: reason)
+    try await waitForPath(
+      request, maximumWait: maximumWait, reason: reason, destination: destination)
   }
 
   /// Why `failure`, an attempt's error for `request`, is the network's absence: the kind and
@@ -285,12 +289,14 @@ public struct ReachabilityMiddleware: Middleware, CustomStringConvertible {
     case boundReached
   }
 
-  /// Waits for a satisfied status from the monitor's updates, bounded by `maximumWait` and the
-  /// request's deadline; throws `notReachable` (with `failure`, the attempt that failed before
-  /// the wait, underneath) or `cancelled`.
+  /// Waits for a satisfied status from the monitor's updates — or, for an IP `destination`, a
+  /// change of status after which the system has a route to it (a link back on a network
+  /// without a default route, whose status stays unsatisfied) — bounded by `maximumWait` and
+  /// the request's deadline; throws `notReachable` (with `failure`, the attempt that failed
+  /// before the wait, underneath) or `cancelled`.
   private func waitForPath(
     _ request: Request, maximumWait: Duration, reason: PathStatus.UnsatisfiedReason,
-    after failure: CourierError? = nil
+    destination: RouteDestination?, after failure: CourierError? = nil
   ) async throws(CourierError) {
     var limit = maximumWait
     var bound = "the wait of \(Self.format(maximumWait))"
@@ -312,7 +318,10 @@ public struct ReachabilityMiddleware: Middleware, CustomStringConvertible {
         group.addTask {
           // The stream starts with the current status, so a change between the check in
           // intercept and this subscription is not missed.
-          for await status in monitor.updates() where status.isSatisfied { return .satisfied }
+          for await status in monitor.updates()
+          where status.isSatisfied || destination.map({ monitor.route(to: $0) }) == .routable {
+            return .satisfied
+          }
           return .monitorEnded
         }
         group.addTask {

@@ -99,6 +99,42 @@
       #expect(monitor.status == .satisfied(interfaces: [.wired]))
     }
 
+    @Test(
+      "waiting on a network without a default route: the link comes back and the request goes"
+    )
+    func waitForSubnetLinkUp() async throws {
+      let network = try TestNetwork(defaultRoute: false)
+      defer { network.destroy() }
+      let monitor = try NetlinkPathMonitor(networkNamespace: network.inner)
+      defer { monitor.stop() }
+      try network.setPeer(up: false)
+      for await status in monitor.updates()
+      where status == .unsatisfied(reason: .noUsableInterface) { break }
+      let peer = try #require(RouteDestination(TestNetwork.peer))
+      #expect(monitor.route(to: peer) == .unroutable)
+
+      let observed = ObservedMonitor(monitor)
+      let stub = StubTransport([.json("{}")])
+      let client = stubClient(
+        stub,
+        middleware: [
+          ReachabilityMiddleware(monitor: observed, whenOffline: .wait(upTo: .seconds(20)))
+        ], base: try #require(URL(string: "http://\(TestNetwork.peer):8080/")))
+      let clock = ContinuousClock()
+      let start = clock.now
+      let task = Task { try await client.send(Endpoint<Void>(.get, "ping")) }
+      for await _ in observed.subscriptions { break }  // the request is waiting now
+      #expect(stub.requests.isEmpty, "nothing sent while the link is down")
+      try network.setPeer(up: true)
+      try await task.linkedValue
+      let elapsed = start.duration(to: clock.now)
+      print("wait for the link without a default route: request done after \(elapsed)")
+      #expect(stub.requests.count == 1)
+      // The kernel's linkwatch reports a veth carrier change up to about a second later.
+      #expect(elapsed < .seconds(5), "took \(elapsed)")
+      #expect(monitor.status == .unsatisfied(reason: .noDefaultRoute), "still no default route")
+    }
+
     @Test("no default route → unsatisfied; the route back → satisfied")
     func defaultRoute() async throws {
       let network = try TestNetwork()

@@ -301,6 +301,35 @@ struct ReachabilityPolicyTests {
     #expect(monitor.subscriberCount == 0, "no wait")
   }
 
+  @Test(
+    "wait: the address's route coming back ends the wait, though the status stays unsatisfied")
+  func waitEndsWhenTheRouteReturns() async throws {
+    let address = try #require(Self.address)
+    let clock = TestClock()
+    let stub = StubTransport([.json("{}")])
+    let monitor = FakePathMonitor(.unsatisfied(reason: .noUsableInterface))
+    monitor.routes[address] = .unroutable
+    let client = stubClient(
+      stub,
+      middleware: [
+        ReachabilityMiddleware(
+          monitor: monitor, whenOffline: .wait(upTo: .seconds(10)), clock: clock)
+      ])
+    let task = Task { try await client.send(Request(method: .get, url: addressBase)) }
+    await monitor.waitForSubscribers(1)
+    await clock.waitForSleepers(1)
+    #expect(stub.requests.isEmpty, "nothing is sent while there is no route")
+    // The link is back on a network without a default route: a route to the address, and a
+    // status that changes but stays unsatisfied.
+    monitor.routes[address] = .routable
+    monitor.status = .unsatisfied(reason: .noDefaultRoute)
+    let response = try await task.linkedValue
+    #expect(response.status == 200)
+    #expect(stub.requests.count == 1)
+    #expect(monitor.subscriberCount == 0, "the wait's subscription ends with it")
+    #expect(clock.sleeperCount == 0, "the wait's timer ends with it")
+  }
+
   @Test("wait: a host name that fails offline waits for the path, then is tried once more")
   func waitHostNameThenRetry() async throws {
     let clock = TestClock()
