@@ -56,8 +56,9 @@ public struct StandardMiddleware: Sendable {
   /// Default: ``ReachabilityMiddleware/OfflinePolicy/inform`` over the process's
   /// ``SharedPathMonitor`` — every request is sent, and one that fails as an absent network
   /// explains (cannot find host, cannot connect, connection lost, timed out before
-  /// connecting) while the monitor says the path is unsatisfied fails with `notReachable`
-  /// ("You seem to be offline…"), the attempt's error underneath, and is not retried. It
+  /// connecting) while the monitor says the path is unsatisfied (for a host name: more than
+  /// "no default route") fails with `notReachable` ("You seem to be offline…"), the
+  /// attempt's error underneath, and is not retried. It
   /// never refuses a request: the monitor's "is there a default route" is wrong on networks
   /// a server meets (a subnet without a default route, policy routing, a namespace, a proxy)
   /// and in offline sandboxes where tests run over `StubTransport`, whose answers it never

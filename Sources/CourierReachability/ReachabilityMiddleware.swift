@@ -17,7 +17,9 @@ import Foundation
 ///   request is sent. When an attempt fails in a way an absent network explains — kind
 ///   `cannotFindHost`, `cannotConnect`, `connectionLost`, or `timedOut` before the connection
 ///   opened (see ``isExplainedByAbsentNetwork(_:)``) — while the monitor says unsatisfied and
-///   the destination is not known to be routable (``PathMonitor/route(to:)``), the error
+///   the destination is not known to be routable (``PathMonitor/route(to:)``; for a host
+///   name, whose address is not known, while the reason is more than "no default route":
+///   interfaces that are up still reach their own networks without one), the error
 ///   becomes kind ``CourierError/Kind/notReachable``, whose reason reads "You seem to be
 ///   offline. Check your network connection." (您连接的网络不正常，请检查您的网络连接 in
 ///   `zh-Hans`), with the attempt's error as its ``CourierError/underlying``. Being
@@ -220,7 +222,9 @@ public struct ReachabilityMiddleware: Middleware, CustomStringConvertible {
 
   /// Why `failure`, an attempt's error for `request`, is the network's absence: the kind and
   /// detail say so (``isExplainedByAbsentNetwork(_:)``), the path is unsatisfied now, and the
-  /// destination is not loopback and not known to be routable. `nil` when any of that fails.
+  /// destination is not loopback and not known to be routable — for a host name, whose
+  /// address is not known, the status must say more than "no default route"
+  /// (``explainsNameFailures(_:)``). `nil` when any of that fails.
   private func offlineCause(
     of failure: CourierError, _ request: Request
   ) -> (reason: PathStatus.UnsatisfiedReason, route: String)? {
@@ -229,7 +233,9 @@ public struct ReachabilityMiddleware: Middleware, CustomStringConvertible {
     else { return nil }
     let host = request.url.host ?? ""
     guard !Self.isLoopback(host) else { return nil }
-    guard let destination = RouteDestination(host) else { return (reason, "") }
+    guard let destination = RouteDestination(host) else {
+      return Self.explainsNameFailures(reason) ? (reason, "") : nil
+    }
     switch monitor.route(to: destination) {
     case .routable: return nil
     case .unroutable: return (reason, " and there is no route to \(destination)")
@@ -250,6 +256,15 @@ public struct ReachabilityMiddleware: Middleware, CustomStringConvertible {
         + "(\(offline.reason))\(offline.route)",
       underlying: failure, request: failure.request ?? request, attempts: failure.attempts,
       stage: "reachability")
+  }
+
+  /// Whether an unsatisfied status with `reason` explains why a host name could not be
+  /// reached. Not ``PathStatus/UnsatisfiedReason/noDefaultRoute``: interfaces are then up and
+  /// addressed, and the networks they reach can be reached without a default route — a name
+  /// on one of them (a service network's DNS, `/etc/hosts`) that fails, fails for its own
+  /// reasons: a server restarting, a name that does not exist.
+  static func explainsNameFailures(_ reason: PathStatus.UnsatisfiedReason) -> Bool {
+    reason != .noDefaultRoute
   }
 
   /// Whether `error` is a failure that an absent network explains, as a network stack
@@ -290,10 +305,11 @@ public struct ReachabilityMiddleware: Middleware, CustomStringConvertible {
   }
 
   /// Waits for a satisfied status from the monitor's updates — or, for an IP `destination`, a
-  /// change of status after which the system has a route to it (a link back on a network
-  /// without a default route, whose status stays unsatisfied) — bounded by `maximumWait` and
-  /// the request's deadline; throws `notReachable` (with `failure`, the attempt that failed
-  /// before the wait, underneath) or `cancelled`.
+  /// change of status after which the system has a route to it, and for a host name (`nil`)
+  /// one to a status that no longer explains its failure (``explainsNameFailures(_:)``): a
+  /// link back on a network without a default route, whose status stays unsatisfied —
+  /// bounded by `maximumWait` and the request's deadline; throws `notReachable` (with
+  /// `failure`, the attempt that failed before the wait, underneath) or `cancelled`.
   private func waitForPath(
     _ request: Request, maximumWait: Duration, reason: PathStatus.UnsatisfiedReason,
     destination: RouteDestination?, after failure: CourierError? = nil
@@ -318,9 +334,13 @@ public struct ReachabilityMiddleware: Middleware, CustomStringConvertible {
         group.addTask {
           // The stream starts with the current status, so a change between the check in
           // intercept and this subscription is not missed.
-          for await status in monitor.updates()
-          where status.isSatisfied || destination.map({ monitor.route(to: $0) }) == .routable {
-            return .satisfied
+          for await status in monitor.updates() {
+            guard case .unsatisfied(let reason) = status else { return .satisfied }
+            if let destination {
+              if monitor.route(to: destination) == .routable { return .satisfied }
+            } else if !Self.explainsNameFailures(reason) {
+              return .satisfied
+            }
           }
           return .monitorEnded
         }

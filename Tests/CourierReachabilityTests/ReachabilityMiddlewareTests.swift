@@ -79,7 +79,7 @@ struct ReachabilityMiddlewareTests {
     arguments: ["http://127.0.0.1.example.com/x", "http://localhost.com/x"])
   func nameLookalikesAreReported(url: String) async throws {
     let stub = StubTransport([networkFailure(.cannotConnect)])
-    let monitor = FakePathMonitor(.unsatisfied(reason: .noDefaultRoute))
+    let monitor = FakePathMonitor(.unsatisfied(reason: .noUsableInterface))
     let client = stubClient(
       stub, middleware: [ReachabilityMiddleware(monitor: monitor, whenOffline: .failFast)])
     let error = await thrownError {

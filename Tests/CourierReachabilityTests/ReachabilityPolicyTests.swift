@@ -8,6 +8,8 @@ import Testing
 @Suite("ReachabilityMiddleware policies over scripted routes", .timeLimit(.minutes(1)))
 struct ReachabilityPolicyTests {
   static let address = RouteDestination("192.0.2.10")
+  /// A service on a private network, called by name.
+  static let serviceBase = URL(string: "http://inventory.internal:8080/")!
 
   // MARK: - Inform
 
@@ -176,7 +178,42 @@ struct ReachabilityPolicyTests {
     #expect(unroutable?.kind == .notReachable)
     #expect(unroutable?.debugDescription.contains("there is no route to 192.0.2.10") == true)
     #expect(await outcome(offline, addressBase, route: .unknown)?.kind == .notReachable)
-    #expect(await outcome(offline, testBase)?.kind == .notReachable, "a host name")
+    let noInterface = PathStatus.unsatisfied(reason: .noUsableInterface)
+    #expect(await outcome(noInterface, testBase)?.kind == .notReachable, "a host name")
+    #expect(
+      await outcome(offline, testBase)?.kind == .cannotConnect,
+      "a host name without a default route: it may be on the networks the interfaces reach")
+  }
+
+  @Test(
+    "the preset without a default route: a host name's failures are its own, reported as they are and retried"
+  )
+  func presetHostNameWithoutDefaultRoute() async throws {
+    // A server on a service network without a default route calls another service by name
+    // (the network's DNS, /etc/hosts).
+    let monitor = FakePathMonitor(.unsatisfied(reason: .noDefaultRoute))
+    func client(_ stub: StubTransport) -> Client {
+      Client.standard(baseURL: Self.serviceBase, transport: stub) {
+        $0.reachability = ReachabilityMiddleware(monitor: monitor)
+        $0.retry = RetryMiddleware(policy: RetryPolicy(baseDelay: .zero), budget: nil)
+      }
+    }
+    // The service restarting: refused once, then up.
+    let restarting = StubTransport([networkFailure(.cannotConnect), .json("{}")])
+    try await client(restarting).send(Endpoint<Void>(.get, "ping"))
+    #expect(restarting.requests.count == 2, "refused once, retried")
+    // A name that does not exist, answered by the network's DNS.
+    let missing = StubTransport(Array(repeating: networkFailure(.cannotFindHost), count: 3))
+    let notFound = await thrownError {
+      try await client(missing).send(Endpoint<Void>(.get, "ping"))
+    }
+    #expect(notFound?.kind == .cannotFindHost)
+    // No usable interface at all: the same failure is the network's absence.
+    monitor.status = .unsatisfied(reason: .noUsableInterface)
+    let offline = StubTransport(Array(repeating: networkFailure(.cannotFindHost), count: 3))
+    let error = await thrownError { try await client(offline).send(Endpoint<Void>(.get, "ping")) }
+    #expect(error?.kind == .notReachable)
+    #expect(offline.requests.count == 1)
   }
 
   @Test(
@@ -345,6 +382,27 @@ struct ReachabilityPolicyTests {
     await monitor.waitForSubscribers(1)
     #expect(stub.requests.count == 1, "sent once, failed, now waiting")
     monitor.status = .satisfied(interfaces: [.wifi])
+    try await task.linkedValue
+    #expect(stub.requests.count == 2)
+    #expect(monitor.subscriberCount == 0)
+  }
+
+  @Test(
+    "wait: a host name's wait ends when the status says only that there is no default route")
+  func waitHostNameUntilInterfacesReturn() async throws {
+    let stub = StubTransport([networkFailure(.cannotConnect), .json("{}")])
+    let monitor = FakePathMonitor(.unsatisfied(reason: .noUsableInterface))
+    let client = stubClient(
+      stub,
+      middleware: [
+        ReachabilityMiddleware(
+          monitor: monitor, whenOffline: .wait(upTo: .seconds(10)), clock: TestClock())
+      ])
+    let task = Task { try await client.send(Endpoint<Void>(.get, "ping")) }
+    await monitor.waitForSubscribers(1)
+    #expect(stub.requests.count == 1, "sent once, failed, now waiting")
+    // The link is back on a network without a default route.
+    monitor.status = .unsatisfied(reason: .noDefaultRoute)
     try await task.linkedValue
     #expect(stub.requests.count == 2)
     #expect(monitor.subscriberCount == 0)
