@@ -157,7 +157,12 @@
       defer { network.destroy() }
       let monitor = try NetlinkPathMonitor(networkNamespace: network.inner)
       defer { monitor.stop() }
-      #expect(monitor.status == .unsatisfied(reason: .noDefaultRoute))
+      // The kernel reports vethA's carrier asynchronously (linkwatch, up to about a second
+      // after the pair is made): until then the status is noUsableInterface and the subnet
+      // route is marked linkdown. Wait for the event.
+      for await status in monitor.updates() where status == .unsatisfied(reason: .noDefaultRoute) {
+        break
+      }
       try TestNetwork.ip("-n", network.inner, "route", "add", "blackhole", "10.60.0.0/24")
       try TestNetwork.ip("-n", network.inner, "route", "add", "prohibit", "10.61.0.0/24")
       try TestNetwork.ip("-n", network.inner, "route", "add", "unreachable", "10.62.0.0/24")
