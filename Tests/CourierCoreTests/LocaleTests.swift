@@ -33,6 +33,20 @@ struct LocaleTests {
     (["LC_ALL": "", "LC_MESSAGES": "", "LANG": "zh_TW.Big5"], [], ["zh_TW.Big5"], "zh-Hant"),
   ]
 
+  @Test(
+    "a client's locale is matched as bestLocale matches it: regions and bare languages",
+    arguments: [
+      ("zh-TW", "zh-Hant"), ("zh-HK", "zh-Hant"), ("zh_TW.UTF-8", "zh-Hant"),
+      ("zh-CN", "zh-Hans"), ("zh", "zh-Hans"), ("zh-SG", "zh-Hans"), ("en-GB", "en"),
+      ("de", "en"), ("zh-Hant", "zh-Hant"),
+    ])
+  func clientLocaleMatched(locale: String, table: String) async {
+    let stub = StubTransport([.failure(.cannotConnect)])
+    let client = Client(baseURL: URL(string: "https://api.test/"), transport: stub, locale: locale)
+    let error = await courierError { try await client.send(Endpoint<Data>(.get, "x")) }
+    #expect(error?.reason == ReasonCatalog.standard.text(for: "cannotConnect", locale: table))
+  }
+
   @Test("LC_ALL, LC_MESSAGES, LANG decide; C means English; LANGUAGE leads otherwise")
   func environmentPrecedence() {
     for (environment, system, languages, locale) in Self.environments {

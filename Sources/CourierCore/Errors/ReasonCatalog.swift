@@ -190,8 +190,12 @@ public struct ReasonCatalog: Sendable {
     return name == "C" || name == "POSIX"
   }
 
+  /// The text for `key` in `locale`; a locale of no table of ours is matched as
+  /// ``bestLocale(for:)`` matches it (`zh-TW` reads `zh-Hant`, `zh-CN` and `zh` read `zh-Hans`);
+  /// English when the key is not in that table.
   private func lookup(_ key: String, locale: String) -> String? {
-    tables[locale]?[key] ?? tables["en"]?[key]
+    let table = tables[locale] ?? tables[bestLocale(for: [locale])]
+    return table?[key] ?? tables["en"]?[key]
   }
 
   /// Keys from the most specific to the most general.
