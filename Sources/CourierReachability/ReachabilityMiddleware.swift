@@ -273,11 +273,14 @@ public struct ReachabilityMiddleware: Middleware, CustomStringConvertible {
   /// after", "Connection timed out after", "Failed to connect to", which `CurlTransport` and
   /// URLSession on Linux pass on). A timeout that does not say — Courier's own timer,
   /// URLSession on Apple platforms — may have come after the server had the request, and is
-  /// left as it is. The error must carry the stack's own error underneath
-  /// (``CourierError/underlying``): a stubbed or replayed failure, which has none, is never
-  /// the network's.
+  /// left as it is. The error must come from the transport (``CourierError/stage``
+  /// `"transport"`) and carry the stack's own error underneath (``CourierError/underlying``):
+  /// a replayed failure, which has none, and a `StubTransport`'s scripted one (stage `"stub"`,
+  /// whatever it carries underneath) are never the network's.
   public static func isExplainedByAbsentNetwork(_ error: CourierError) -> Bool {
-    guard let underlying = error.underlying, !(underlying is CourierError) else { return false }
+    guard error.stage == "transport", let underlying = error.underlying,
+      !(underlying is CourierError)
+    else { return false }
     switch error.kind {
     case .cannotFindHost, .cannotConnect, .connectionLost:
       return true

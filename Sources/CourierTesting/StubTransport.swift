@@ -132,6 +132,9 @@ public final class StubTransport: Transport {
     if let error = stub.error {
       guard var failure = error as? CourierError else { throw error }
       if failure.request == nil { failure.request = request }
+      // Scripted, not the network's: middleware that tells the two apart (the reachability
+      // middleware's inform mode relabels only a network stack's failures) see it so.
+      failure.stage = "stub"
       throw failure
     }
     var headers = stub.headers
@@ -299,8 +302,10 @@ public struct StubResponse: Sendable {
         attempts: 1, stage: "transport"))
   }
 
-  /// Throws `error` instead of answering: a ``CourierError`` is thrown as it is (with the
-  /// request filled in), any other error reaches the client as that error.
+  /// Throws `error` instead of answering: a ``CourierError`` is thrown as it is, with the
+  /// request filled in and its ``CourierError/stage`` `"stub"` (so a middleware that tells
+  /// the network's failures from scripted ones, as the reachability middleware does, is not
+  /// fooled in tests); any other error reaches the client as that error.
   public static func failure(_ error: any Error) -> StubResponse {
     var response = StubResponse(status: 0)
     response.error = error

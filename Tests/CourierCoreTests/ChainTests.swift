@@ -121,7 +121,8 @@ struct ChainTests {
         .send(Request(url: testBase))
     }
     #expect(error?.kind == .cannotConnect)
-    #expect(error?.stage == "transport")
+    // The stub says so: a scripted failure, not the network's.
+    #expect(error?.stage == "stub")
     #expect(error?.attempts == 1)
     #expect(recorder.all == ["m in"])
   }

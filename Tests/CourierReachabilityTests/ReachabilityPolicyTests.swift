@@ -135,15 +135,27 @@ struct ReachabilityPolicyTests {
     let businessError = await thrownError { try await business.send(Endpoint<Void>(.get, "ping")) }
     #expect(businessError?.kind == .business)
 
-    // A stub's and a cassette's failures carry no network stack's error: never the network's.
-    let stubbed = StubTransport([.failure(.cannotConnect), .failure(CancellationError())])
-    let stubbedClient = stubClient(stubbed, middleware: middleware)
+    // A stub's and a cassette's failures are never the network's, even one built the way a
+    // wire transport reports it (a URLError underneath).
+    let stubbed = StubTransport([
+      .failure(.cannotConnect), .failure(CancellationError()),
+      .failure(
+        URLErrorMapping.courierError(
+          for: URLError(.cannotConnectToHost), request: Request(url: testBase))),
+      networkFailure(.cannotFindHost),
+    ])
+    let stubbedClient = Client(baseURL: testBase, transport: stubbed, middleware: middleware)
     let stubbedError = await thrownError {
       try await stubbedClient.send(Endpoint<Void>(.get, "ping"))
     }
     #expect(stubbedError?.kind == .cannotConnect)
     let cancelled = await thrownError { try await stubbedClient.send(Endpoint<Void>(.get, "ping")) }
     #expect(cancelled?.kind == .cancelled)
+    for kind in [CourierError.Kind.cannotConnect, .cannotFindHost] {
+      let mapped = await thrownError { try await stubbedClient.send(Endpoint<Void>(.get, "ping")) }
+      #expect(mapped?.kind == kind)
+      #expect(mapped?.stage == "stub")
+    }
 
     let cassette = Cassette(interactions: [
       Cassette.Interaction(
@@ -193,7 +205,7 @@ struct ReachabilityPolicyTests {
     // (the network's DNS, /etc/hosts).
     let monitor = FakePathMonitor(.unsatisfied(reason: .noDefaultRoute))
     func client(_ stub: StubTransport) -> Client {
-      Client.standard(baseURL: Self.serviceBase, transport: stub) {
+      Client.standard(baseURL: Self.serviceBase, transport: NetworkStack(stub)) {
         $0.reachability = ReachabilityMiddleware(monitor: monitor)
         $0.retry = RetryMiddleware(policy: RetryPolicy(baseDelay: .zero), budget: nil)
       }

@@ -18,7 +18,27 @@ func stubClient(
   _ stub: StubTransport, middleware: [any Middleware], base: URL = testBase,
   locale: String = "en"
 ) -> Client {
-  Client(baseURL: base, transport: stub, middleware: middleware, locale: locale)
+  Client(baseURL: base, transport: NetworkStack(stub), middleware: middleware, locale: locale)
+}
+
+/// A stand-in for a wire transport: answers from a stub, and reports the stub's scripted
+/// failures as a network stack does (stage `transport`), so ``networkFailure(_:underlying:)``
+/// reads as the network's. A plain `StubTransport` marks them `stub`.
+struct NetworkStack: Transport {
+  let stub: StubTransport
+
+  init(_ stub: StubTransport) { self.stub = stub }
+
+  func send(_ request: Request) async throws -> Response {
+    do {
+      return try await stub.send(request)
+    } catch var failure as CourierError where failure.stage == "stub" {
+      failure.stage = "transport"
+      throw failure
+    }
+  }
+
+  var observesRequestCancellation: Bool { true }
 }
 
 /// What a network stack says when it fails: the underlying error a wire transport puts under
