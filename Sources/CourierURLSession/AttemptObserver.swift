@@ -144,10 +144,14 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
       else { return nil }
       do throws(CourierError) {
         guard
-          let next = try policy.decide(
+          var next = try policy.decide(
             original: request, previous: state.previous, status: response.statusCode,
             location: location, visited: state.visited)
         else { return nil }
+        // A partial file is resumed only from the URL it came from: each hop carries `Range`
+        // and `If-Range` for its own URL, or none (as each of CurlTransport's hops does), and
+        // the file is kept under the URL that sends the body, not the first one.
+        if let writer = state.writer { next = writer.prepare(next) }
         state.previous = next
         state.visited.append((next.method, next.url))
         #if canImport(FoundationNetworking)

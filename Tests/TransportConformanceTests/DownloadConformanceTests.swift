@@ -1,6 +1,7 @@
 import Courier
 import CourierTesting
 import Foundation
+import Synchronization
 import Testing
 
 /// Downloads to a file (`Client.download(_:to:resume:maximumSize:)`) and transfer progress, the same on
@@ -192,6 +193,54 @@ struct DownloadConformanceTests {
       contentsOf: folder.appendingPathComponent(".app.bin.courier-download.validator"),
       encoding: .utf8)
     #expect(record?.contains("app.bin") != true)
+  }
+
+  /// `/latest` redirects to the current build. A partial file is kept under the URL that
+  /// answered with its body: resumed when `/latest` still leads there, downloaded from zero
+  /// when it leads to another build, even under the same validator.
+  @Test(
+    "through a redirect, a partial file is resumed only from the URL that sent it",
+    arguments: TransportKind.wire, [false, true])
+  func resumeThroughRedirect(kind: TransportKind, targetMoves: Bool) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    let folder = try temporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let destination = folder.appendingPathComponent("app.bin")
+    let builds = [
+      "v1": MockBodySource.repeating(Data("A".utf8), count: 200_000),
+      "v2": MockBodySource.repeating(Data("B".utf8), count: 200_000),
+    ]
+    let modified = "Sun, 06 Dec 2026 07:00:00 GMT"
+    let state = Mutex((latest: "v1", cut: true))
+    fixture.server.setDispatcher { request in
+      guard let build = builds[String(request.path.dropFirst().prefix(2))] else {
+        let latest = state.withLock { $0.latest }
+        return MockResponse(status: 302).addingHeader("Location", "/\(latest)/app.bin")
+      }
+      var response = MockResponse.ranged(build, request: request, lastModified: modified)
+      // The first body is cut half-way.
+      if state.withLock({ state in
+        defer { state.cut = false }; return state.cut
+      }) {
+        response.fault = .truncateBody
+      }
+      return response
+    }
+    let error = await courierError {
+      try await fixture.client.download(Endpoint<Void>(.get, "latest"), to: destination)
+    }
+    #expect(error?.kind == .connectionLost)
+    if targetMoves { state.withLock { $0.latest = "v2" } }
+    let result = try await fixture.client.download(
+      Endpoint<Void>(.get, "latest"), to: destination)
+    let expected = try #require(builds[targetMoves ? "v2" : "v1"])
+    let file = try Data(contentsOf: destination)
+    // Compared as a Bool: a failing comparison of two 200 kB values is slow to describe.
+    let matches = file == expected.all
+    #expect(matches, "\(file.filter { $0 == UInt8(ascii: "A") }.count) bytes of v1 in the file")
+    #expect(result.resumedFrom == (targetMoves ? 0 : 100_000))
+    #expect(result.response.status == (targetMoves ? 200 : 206))
   }
 
   @Test(
