@@ -146,7 +146,10 @@ public final class DownloadWriter {
     try? handle?.close()
   }
 
-  /// `request` with `Range` and `If-Range` when a partial file can be resumed.
+  /// `request` with `Range` and `If-Range` when a partial file downloaded from its URL can be
+  /// resumed, and without them otherwise. A transport that follows redirects itself calls it
+  /// again for each hop's request, so that the partial file is kept under the URL that sends
+  /// the body and resumed only from there.
   public func prepare(_ request: Request) -> Request {
     var request = request
     offset = 0
@@ -345,7 +348,6 @@ public final class DownloadWriter {
     handle = nil
   }
 
-  /// A strong `ETag`, else `Last-Modified`; a weak `ETag` cannot be used in `If-Range`.
   /// The validator in a validator file's `data` when it was written for the URL whose key is
   /// `key`; `nil` for another URL, another format, or an empty validator.
   static func validator(in data: Data, forKey key: String) -> String? {
@@ -356,6 +358,7 @@ public final class DownloadWriter {
     return String(lines[2])
   }
 
+  /// A strong `ETag`, else `Last-Modified`; a weak `ETag` cannot be used in `If-Range`.
   static func validator(_ headers: HTTPHeaders) -> String? {
     if let etag = headers["ETag"], !etag.hasPrefix("W/"), !etag.isEmpty { return etag }
     return headers["Last-Modified"]
