@@ -28,8 +28,9 @@ import Synchronization
 ///
 /// Path patterns compare slash-separated segments of the URL path, each percent-decoded after
 /// the path is split, as a server routes them: a parameter whose value holds a `/` (sent as
-/// `%2F`) is one segment. `*` or `{name}` matches any one segment and a trailing `**` matches
-/// the rest.
+/// `%2F`) is one segment. A pattern's segments are decoded the same way, so a route may be
+/// written as the wire path reads (`files/a%2Fb`, `caf%C3%A9`) or decoded (`café`). `*` or
+/// `{name}` matches any one segment and a trailing `**` matches the rest.
 public final class StubTransport: Transport {
   private struct Route {
     let method: HTTPMethod?
@@ -79,7 +80,7 @@ public final class StubTransport: Transport {
     _ method: HTTPMethod?, _ pattern: String,
     respond: @escaping @Sendable (Request) throws -> StubResponse
   ) {
-    let route = Route(method: method, pattern: Self.segments(pattern), respond: respond)
+    let route = Route(method: method, pattern: Self.decodedSegments(pattern), respond: respond)
     state.withLock { $0.routes.append(route) }
   }
 
@@ -107,9 +108,7 @@ public final class StubTransport: Transport {
     // regular file, or a caller's Content-Length or Transfer-Encoding that does not frame the
     // body, is invalidRequest and is not recorded.
     try RequestFraming.check(request)
-    let path = Self.segments(request.url.path(percentEncoded: true)).map {
-      Substring($0.removingPercentEncoding ?? String($0))
-    }
+    let path = Self.decodedSegments(request.url.path(percentEncoded: true))
     typealias Responder = @Sendable (Request) throws -> StubResponse
     let chosen = state.withLock { state -> Responder? in
       state.requests.append(request)
@@ -208,8 +207,12 @@ public final class StubTransport: Transport {
   /// `true`: delays end at once when the request is cancelled.
   public var observesRequestCancellation: Bool { true }
 
-  private static func segments(_ path: String) -> [Substring] {
-    path.split(separator: "/", omittingEmptySubsequences: true)
+  /// The slash-separated segments of `path`, each percent-decoded after the split (one that
+  /// holds no valid escape stays as written): an escaped slash stays inside its segment.
+  private static func decodedSegments(_ path: String) -> [Substring] {
+    path.split(separator: "/", omittingEmptySubsequences: true).map {
+      $0.contains("%") ? Substring($0.removingPercentEncoding ?? String($0)) : $0
+    }
   }
 
   private static func matches(_ pattern: [Substring], _ path: [Substring]) -> Bool {

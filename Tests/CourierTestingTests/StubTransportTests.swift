@@ -60,4 +60,24 @@ struct StubTransportTests {
     }
     #expect(deep?.status == 404)
   }
+
+  @Test("a route written with escapes, as the wire path is, matches; its %2F is no separator")
+  func routeWithEscapes() async throws {
+    let stub = StubTransport()
+    stub.on(.get, "files/a%2Fb/raw", .json(#"{"slash":true}"#))
+    stub.on(.get, "caf%C3%A9", .json(#"{"cafe":true}"#))
+    stub.on(.get, "100%", .json(#"{"percent":true}"#))
+    let client = Client(baseURL: URL(string: "https://api.test/"), transport: stub)
+    let slash = try await client.send(
+      Endpoint<Data>(.get, "files/{name}/raw").parameter("name", "a/b"))
+    #expect(String(decoding: slash, as: UTF8.self) == #"{"slash":true}"#)
+    let cafe = try await client.send(Endpoint<Data>(.get, "café"))
+    #expect(String(decoding: cafe, as: UTF8.self) == #"{"cafe":true}"#)
+    // Not an escape: the route's text as it is (the wire path is /100%25).
+    let percent = try await client.send(Endpoint<Data>(.get, "100%"))
+    #expect(String(decoding: percent, as: UTF8.self) == #"{"percent":true}"#)
+    // Three segments on the wire are not the route's two.
+    let split = await courierError { try await client.send(Endpoint<Data>(.get, "files/a/b/raw")) }
+    #expect(split?.status == 404)
+  }
 }
