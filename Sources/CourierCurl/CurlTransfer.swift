@@ -58,6 +58,9 @@ final class CurlTransfer {
   private var downloadFailure: CourierError?
   private let downloadProgress: TransferProgress?
   private let uploadProgress: TransferProgress?
+  /// The transfer sends a request body: only then does its response complete an upload (a
+  /// `303`'s `GET` hop sends none, and the body its first hop sent stays the upload's total).
+  private var sendsBody = false
   /// The total the download progress expects, from the final response head.
   private var expectedLength: Int64?
   /// The final response's header lines, without CR LF, each followed by LF: kept as bytes under
@@ -151,6 +154,7 @@ final class CurlTransfer {
     }
 
     let hasBody = try configureMethodAndBody(request, context: context)
+    sendsBody = hasBody
     // A body, a method other than GET, progress: options the next transfer would not undo.
     if hasBody || request.method != .get { handle.needsReset = true }
     if let problem = RequestFraming.problem(in: request.headers, bodyLength: requestBodyLength) {
@@ -516,7 +520,7 @@ final class CurlTransfer {
     }
     guard status >= 200 else { return true }
     headHandled = true
-    if let uploadProgress {
+    if let uploadProgress, sendsBody {
       var sent: curl_off_t = 0
       _ = courier_curl_easy_getinfo_off_t(easy, CURLINFO_SIZE_UPLOAD_T, &sent)
       uploadProgress.completeAttempt(total: Int64(sent))

@@ -57,6 +57,30 @@ struct TransferLogicTests {
     #expect(events.filter(\.isFinal).count == 1)
   }
 
+  @Test("the final event is the last attempt's body even when the retried error page was longer")
+  func retriedProgressAfterLongerErrorPage() async throws {
+    let stub = StubTransport([
+      StubResponse.data(Data(count: 1_000), status: 503), StubResponse.data(Data(count: 10)),
+    ])
+    let client = Client(
+      baseURL: URL(string: "https://api.test/"), transport: stub,
+      middleware: [
+        RetryMiddleware(policy: RetryPolicy(maximumAttempts: 2, baseDelay: .zero), budget: nil)
+      ])
+    let progress = TransferProgress(minimumInterval: .zero)
+    let collector = Task {
+      var events: [TransferProgress.Event] = []
+      for await event in progress.events { events.append(event) }
+      return events
+    }
+    let data = try await client.send(Endpoint<Data>(.get, "blob").downloadProgress(progress))
+    let events = await collector.linkedValue
+    #expect(data.count == 10)
+    #expect(events.first == .init(completed: 1_000, expected: 1_000))
+    #expect(events.last == .init(completed: 10, expected: 10, isFinal: true))
+    #expect(events.filter(\.isFinal).count == 1)
+  }
+
   @Test("unthrottled: one event per chunk, each larger than the last")
   func everyChunk() async throws {
     let stub = StubTransport([StubResponse.data(Data(count: 50)).chunked(10)])

@@ -427,6 +427,64 @@ struct DownloadConformanceTests {
     #expect(zip(events, events.dropFirst()).allSatisfy { $0.completed <= $1.completed })
   }
 
+  @Test(
+    "the final event is the last attempt's body even when the retried error page was longer",
+    arguments: TransportKind.wire, [RetriedTransfer.memory, .file])
+  func retriedProgressAfterLongerErrorPage(
+    kind: TransportKind, transfer: RetriedTransfer
+  ) async throws {
+    let fixture = try Fixture(
+      kind,
+      middleware: [
+        RetryMiddleware(policy: RetryPolicy(maximumAttempts: 2, baseDelay: .zero), budget: nil)
+      ])
+    defer { fixture.shutdown() }
+    let folder = try temporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    // An HTML error page of 50 kB, then the 1 kB answer.
+    fixture.server.enqueue(MockResponse(status: 503, body: Data(count: 50_000)))
+    fixture.server.enqueue(MockResponse(status: 200, body: Data(count: 1_000)))
+    let progress = TransferProgress()
+    let collector = Task { await progress.collect() }
+    if transfer == .memory {
+      let data = try await fixture.client.send(
+        Endpoint<Data>(.get, "mem").downloadProgress(progress))
+      #expect(data.count == 1_000)
+    } else {
+      let result = try await fixture.client.download(
+        Endpoint<Void>(.get, "file").downloadProgress(progress),
+        to: folder.appendingPathComponent("file.bin"))
+      #expect(result.byteCount == 1_000)
+    }
+    let events = await collector.linkedValue
+    #expect(fixture.server.requestCount == 2)
+    #expect(
+      events.last == TransferProgress.Event(completed: 1_000, expected: 1_000, isFinal: true),
+      "\(events)")
+    #expect(events.filter(\.isFinal).count == 1)
+  }
+
+  @Test(
+    "upload progress through a 303 ends at the body sent, not at the GET that follows",
+    arguments: TransportKind.wire)
+  func uploadProgressThroughSeeOther(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    let bytes = Data(count: 100_000)
+    fixture.server.enqueue(MockResponse(status: 303).addingHeader("Location", "/done"))
+    fixture.server.enqueue(MockResponse(status: 200, body: Data("done".utf8)))
+    let progress = TransferProgress()
+    let collector = Task { await progress.collect() }
+    _ = try await fixture.client.send(
+      Endpoint<Data>(.post, "up").body(bytes, contentType: "application/octet-stream")
+        .uploadProgress(progress))
+    let events = await collector.linkedValue
+    #expect(fixture.server.requestCount == 2)
+    #expect(
+      events.last == TransferProgress.Event(completed: 100_000, expected: 100_000, isFinal: true),
+      "\(events)")
+  }
+
   @Test("upload progress from a file body ends at its size", arguments: TransportKind.wire)
   func uploadProgress(kind: TransportKind) async throws {
     let fixture = try Fixture(kind)

@@ -14,11 +14,12 @@ import Synchronization
 /// - Events are throttled: at most one per ``minimumInterval`` (default 1/60 s, the most a
 ///   screen shows), plus the end of each attempt's body and the final event, which are never
 ///   dropped.
-/// - ``Event/completed`` never goes down: a retried attempt that starts again from zero
-///   reports nothing until it passes what was already reported (a resumed download goes on
-///   from where it stopped).
+/// - ``Event/completed`` never goes down before the final event: a retried attempt that
+///   starts again from zero reports nothing until it passes what was already reported (a
+///   resumed download goes on from where it stopped).
 /// - The final event carries the body of the response the request ended with (the last
-///   attempt's), never an earlier attempt's error page. The stream ends after it, or when the
+///   attempt's), never an earlier attempt's error page — so after an error page longer than
+///   the answer, it is below the events before it. The stream ends after it, or when the
 ///   request ends without a response (it failed): ``Client`` ends it then.
 /// - One reader: `events` is an `AsyncStream`. If the reader is slow, older events are
 ///   dropped, never the newest.
@@ -141,7 +142,8 @@ public final class TransferProgress: Sendable {
     let event = state.withLock { state -> Event? in
       guard !state.finished else { return nil }
       state.finished = true
-      state.completed = max(state.completed, state.attemptTotal ?? 0)
+      // The last attempt's body, even when an earlier one (a retried error page) was longer.
+      state.completed = state.attemptTotal ?? state.completed
       state.expected = state.completed
       state.emitted += 1
       return Event(completed: state.completed, expected: state.expected, isFinal: true)
