@@ -155,6 +155,40 @@ struct TransferLogicTests {
     #expect(try plain.finish().byteCount == 5 << 20)
   }
 
+  @Test(
+    "a second download to a destination while one is under way fails at once; the first keeps its bytes",
+    .timeLimit(.minutes(1)))
+  func concurrentDownloadsToOneDestination() async throws {
+    let folder = try Self.folder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let clock = TestClock()
+    let stub = StubTransport(clock: clock)
+    let first = Data(repeating: UInt8(ascii: "A"), count: 1_000)
+    stub.on(.get, "a.bin", StubResponse.data(first).chunked(100, every: .seconds(1)))
+    stub.on(.get, "b.bin", .data(Data(repeating: UInt8(ascii: "B"), count: 1_000)))
+    let client = Client(baseURL: URL(string: "https://api.test/")!, transport: stub)
+    let destination = folder.appendingPathComponent("app.bin")
+    let taskA = Task { try await client.download(Endpoint<Void>(.get, "a.bin"), to: destination) }
+    defer { taskA.cancel() }
+    await clock.waitForSleepers(1)  // A's partial file is open, its first piece on the way
+    let errorB = await courierError {
+      try await client.download(Endpoint<Void>(.get, "b.bin"), to: destination)
+    }
+    #expect(errorB?.kind == .invalidRequest)
+    #expect(errorB?.debugMessage.contains("in progress") == true, "\(String(describing: errorB))")
+    #expect(stub.requests.count == 1, "B was not sent")
+    for piece in 1...10 {
+      await clock.waitForSleepers(piece)
+      clock.advance(by: .seconds(1))
+    }
+    let result = try await taskA.linkedValue
+    #expect(result.byteCount == 1_000)
+    #expect(try Data(contentsOf: destination) == first)
+    // Once A is over, the destination takes a download again.
+    _ = try await client.download(Endpoint<Void>(.get, "b.bin"), to: destination)
+    #expect(try Data(contentsOf: destination).allSatisfy { $0 == UInt8(ascii: "B") })
+  }
+
   @Test("download: a 500 fails the status check with its body, no file")
   func downloadError() async throws {
     let folder = try Self.folder()

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -391,6 +392,10 @@ extension Client {
   /// is not applied (the body is not JSON in memory); a non-`2xx` answer fails as
   /// ``CourierError/Kind/httpStatus`` with its body readable on the error's response.
   ///
+  /// One download to a destination at a time: another `download` to it while one is under
+  /// way in this process fails at once with ``CourierError/Kind/invalidRequest``, sending
+  /// nothing, because both would write the same partial file.
+  ///
   /// ```swift
   /// let file = URL(fileURLWithPath: "/tmp/image.iso")
   /// let result = try await client.download(Endpoint<Void>(.get, "images/latest"), to: file)
@@ -402,8 +407,8 @@ extension Client {
   ///   - maximumSize: The most bytes the file may hold; default `nil`, no limit (see
   ///     ``DownloadDestination/maximumSize``).
   /// - Throws: ``CourierError``; ``CourierError/Kind/invalidRequest`` when the transport does
-  ///   not support downloads or the file cannot be written; ``CourierError/Kind/bodyTooLarge``
-  ///   past `maximumSize`.
+  ///   not support downloads, the file cannot be written or another download to `destination`
+  ///   is under way; ``CourierError/Kind/bodyTooLarge`` past `maximumSize`.
   public func download<Value>(
     _ endpoint: Endpoint<Value>, to destination: URL, resume: Bool = true,
     maximumSize: Int64? = nil
@@ -413,6 +418,20 @@ extension Client {
       DownloadDestination(url: destination, resumes: resume, maximumSize: maximumSize))
     endpoint.overrides.envelope = .some(nil)
     let request = try request(for: endpoint)
+    // Two downloads to one destination would write one partial file: each could move the
+    // other's bytes (or a file still being written) into place and report success.
+    let claimed = destination.standardizedFileURL.path
+    guard DownloadsUnderWay.claim(claimed) else {
+      var error = CourierError(
+        kind: .invalidRequest,
+        debugMessage:
+          "another download to \(claimed) is in progress in this process; wait for it to end, "
+          + "or download to another file",
+        request: request, attempts: 0, stage: "transport")
+      error.reason = reasons.reason(for: error, locale: locale)
+      throw error
+    }
+    defer { DownloadsUnderWay.release(claimed) }
     let response: Response
     do {
       response = try await send(request)
@@ -443,5 +462,21 @@ extension Client {
     return DownloadResult(
       fileURL: destination, byteCount: file.byteCount, resumedFrom: file.resumedFrom,
       response: response)
+  }
+}
+
+/// The destinations of the downloads under way in this process (standardized paths), so that
+/// ``Client/download(_:to:resume:maximumSize:)`` refuses a second one to the same file.
+enum DownloadsUnderWay {
+  private static let paths = Mutex<Set<String>>([])
+
+  /// Marks `path` as being downloaded to; `false` when it already is.
+  static func claim(_ path: String) -> Bool {
+    paths.withLock { $0.insert(path).inserted }
+  }
+
+  /// Ends the claim on `path`.
+  static func release(_ path: String) {
+    _ = paths.withLock { $0.remove(path) }
   }
 }
