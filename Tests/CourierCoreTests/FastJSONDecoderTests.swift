@@ -175,6 +175,31 @@ struct FastJSONDecoderTests {
       Self.fast([Int: String].self, #"{"1":"a","2":"b","-3":"c"}"#) == [1: "a", 2: "b", -3: "c"])
   }
 
+  @Test(
+    "decoding every member of a large object costs about what JSONDecoder pays",
+    .timeLimit(.minutes(1)), arguments: [("k", 20_000), ("clé", 10_000)])
+  func largeObject(prefix: String, count: Int) async throws {
+    // Keys whose hashes all differ, so that the fast path answers (checked last): an object
+    // with two equal hashes goes to JSONDecoder whole.
+    let json = "{" + (0..<count).map { "\"\(prefix)\($0)\":\($0)" }.joined(separator: ",") + "}"
+    let client = Client(baseURL: testBase, transport: StubTransport(fallback: .json(json)))
+    let clock = ContinuousClock()
+    var sent: [String: Int] = [:]
+    let courier = try await clock.measure {
+      sent = try await client.send(Endpoint<[String: Int]>(.get, "members"))
+    }
+    var decoded: [String: Int] = [:]
+    let foundation = try clock.measure {
+      decoded = try JSONDecoder().decode([String: Int].self, from: Data(json.utf8))
+    }
+    #expect(sent == decoded)
+    // Scanning the object for every member takes minutes here; a lookup per member takes a small
+    // multiple of JSONDecoder's time even in a debug build.
+    #expect(
+      courier < foundation * 10 + .seconds(1), "Courier \(courier), JSONDecoder \(foundation)")
+    #expect(Self.fast([String: Int].self, json)?.count == count)
+  }
+
   @Test("a type that recovers from an error with try? is decoded by JSONDecoder")
   func recoveringType() throws {
     struct Loose: Decodable, Equatable {

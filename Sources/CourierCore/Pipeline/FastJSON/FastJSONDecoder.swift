@@ -139,6 +139,33 @@ final class FastJSONState {
 
   func node(_ index: Int) -> FastJSONDocument.Node { document.nodes[index] }
 
+  /// Objects with more members than this are searched through ``keyNode(hash:inObject:)``'s
+  /// table; smaller ones by a scan, which costs less than building a table.
+  static let indexedMemberCount = 32
+
+  /// The key tables of the objects searched so far, by object node: key hash to key node.
+  private var keyTables: [Int: [UInt32: Int32]] = [:]
+
+  /// The key node of the object at `object` whose ``FastJSONDocument/hash(_:)`` is `hash`,
+  /// or `nil`: a table lookup, the table built on the object's first search. Decoding every
+  /// member of an object (a `[String: Value]`) then costs one lookup per member, not a scan
+  /// of the object per member (time quadratic in the member count, which a server could pick).
+  /// Only for an object whose keys all hash differently (one with two equal hashes is left
+  /// to `JSONDecoder` before any search), so a hash names at most one key.
+  func keyNode(hash: UInt32, inObject object: Int) -> Int? {
+    if let table = keyTables[object] { return table[hash].map(Int.init) }
+    let count = Int(node(object).count)
+    var table: [UInt32: Int32] = [:]
+    table.reserveCapacity(count)
+    var child = object + 1
+    for _ in 0..<count {
+      table[node(child).count] = Int32(child)
+      child = Int(node(child + 1).next)
+    }
+    keyTables[object] = table
+    return table[hash].map(Int.init)
+  }
+
   // MARK: - Values
 
   func decode<Value: Decodable>(
@@ -378,6 +405,12 @@ struct FastJSONKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
     let name = key.stringValue
     let hash = FastJSONDocument.hash(name.utf8)
+    if node.count > FastJSONState.indexedMemberCount {
+      guard let child = state.keyNode(hash: hash, inObject: object),
+        state.document.keyEquals(state.node(child), name)
+      else { return nil }
+      return child + 1
+    }
     var child = object + 1
     for _ in 0..<node.count {
       let keyNode = state.node(child)
