@@ -453,13 +453,14 @@ func compareWithJSONDecoder<Value: Decodable & Equatable & Sendable>(
   if let fast, courier != .value(fast) {
     comparison.disagreement = "the fast path decoded \(fast), but Courier gave \(courier)"
   } else if courier != foundation {
-    // The order follows the dictionary's address: allocations held between the calls move
-    // the next one.
+    // The order follows the dictionary's address. The allocator hands a freed block back to
+    // the next request of its size, so each call would get its dictionaries where the last
+    // one had them: blocks of every small size, held between the calls, move the next ones.
     var ballast: [[UInt8]] = []
     let retried =
       fast == nil
-      && (0..<16).contains { attempt in
-        ballast.append([UInt8](repeating: 0, count: 24 << (attempt % 6)))
+      && (0..<32).contains { _ in
+        ballast += (1...128).map { [UInt8](repeating: 0, count: $0 * 8) }
         return DecodingOutcome { try JSONDecoder().decode(Value.self, from: data) } == courier
       }
     if !retried {
