@@ -100,6 +100,15 @@ struct SecretLeakTests {
         "Link", #"<https://h.test/a>; rel="x"; anchor="/?token=X1""#,
         #"<https://h.test/a>; rel="x"; anchor="/?token=***""#
       ),
+      (
+        "Link", "<https://h.test/a>; rel=next; title='https://h.test/cb?code=X1'",
+        "<https://h.test/a>; rel=next; title='https://h.test/cb?code=***'"
+      ),
+      (
+        "Link", "<https://h.test/a>; rel=next; anchor=https://h.test/?token=X1, <b>",
+        "<https://h.test/a>; rel=next; anchor=https://h.test/?token=***, <b>"
+      ),
+      ("Link", "https://h.test/?sig=X1", "https://h.test/?sig=***"),
       ("Referer", "https://h.test/p?password=X1&q=1", "https://h.test/p?password=***&q=1"),
       ("X-Anything", "go to https://h.test/?apikey=X1 now", "go to https://h.test/?apikey=*** now"),
     ])

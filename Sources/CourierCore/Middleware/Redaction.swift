@@ -151,13 +151,16 @@ public struct Redaction: Sendable, Hashable {
   }
 
   /// A `Link` value, `<target>; rel=…; anchor="…"` one or more times, with every target and
-  /// every quoted parameter redacted as a URI reference.
+  /// every quoted parameter redacted as a URI reference, and every absolute URL in the text
+  /// between them (a parameter in single quotes or none, which the grammar does not allow but
+  /// a server may send) as in any other header.
   private func link(_ value: String) -> String {
     var output = ""
     var rest = value[...]
     while let open = rest.firstIndex(where: { $0 == "<" || $0 == "\"" }) {
       let closing: Character = rest[open] == "<" ? ">" : "\""
-      output += rest[...open]
+      output += URLRedactor.redactingURLs(in: String(rest[..<open]), hides: hidesQueryName)
+      output.append(rest[open])
       let inner = rest[rest.index(after: open)...]
       let close = inner.firstIndex(of: closing) ?? inner.endIndex
       output += URLRedactor.redactingReference(inner[..<close], hides: hidesQueryName)
@@ -167,7 +170,7 @@ public struct Redaction: Sendable, Hashable {
         rest = rest.dropFirst()
       }
     }
-    return output + rest
+    return output + URLRedactor.redactingURLs(in: String(rest), hides: hidesQueryName)
   }
 
   /// A body as it may be recorded: JSON members, form fields and multipart parts with listed
