@@ -238,6 +238,41 @@ struct SecretLeakTests {
     #expect(!(try Self.cassetteText(file)).contains("SECRETI"))
   }
 
+  @Test(
+    "a body whose type names another shape is redacted by its own shape too",
+    arguments: [
+      ("application/json", "password=MISTYPED-1&user=li"),
+      ("application/json; charset=utf-8", "user=li&client_secret=MISTYPED-2"),
+      ("application/x-www-form-urlencoded", #"{"user":"li","password":"MISTYPED-3"}"#),
+      ("application/x-www-form-urlencoded", #" [{"token":"MISTYPED-4"}]"#),
+      ("multipart/form-data; boundary=b0", #"{"password":"MISTYPED-5"}"#),
+      ("multipart/form-data; boundary=b0", "token=MISTYPED-6&page=2"),
+    ])
+  func mistypedBody(contentType: String, body: String) async throws {
+    let secret = try #require(body.firstRange(of: "MISTYPED-").map { body[$0.lowerBound...] })
+      .prefix(while: { $0 != "\"" && $0 != "&" })
+    var headers = HTTPHeaders()
+    try headers.add(.contentType, contentType)
+    let answer = StubResponse(status: 200, headers: headers, body: Data(body.utf8))
+    // A response body in the log.
+    let sink = InMemoryLogSink()
+    let client = stubClient(
+      StubTransport(fallback: answer), middleware: [LoggingMiddleware(level: .body, sink: sink)])
+    _ = try await client.send(Endpoint<Data>(.get, "me"))
+    #expect(!sink.text.contains(secret), "\(secret) logged")
+    // A request body and a response body in a cassette.
+    let file = Self.temporaryFile()
+    defer { try? FileManager.default.removeItem(at: file) }
+    let recording = RecordingTransport(wrapping: StubTransport(fallback: answer), cassette: file)
+    var request = Request(method: .post, url: testBase)
+    try request.headers.set(.contentType, contentType)
+    request.body = .data(Data(body.utf8))
+    _ = try await recording.send(request)
+    let text = try Self.cassetteText(file)
+    #expect(!text.contains(secret), "\(secret) recorded")
+    #expect(text.contains("***"))
+  }
+
   @Test("item 13: text that is neither JSON nor a form is logged as its size only")
   func unstructuredText() async throws {
     let sink = InMemoryLogSink()

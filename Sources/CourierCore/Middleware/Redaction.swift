@@ -195,26 +195,40 @@ public struct Redaction: Sendable, Hashable {
   /// joined by `&`. Anything else — prose, HTML, a bare token — gives `nil`: a name-based
   /// rule cannot tell what in it is secret. With no body key listed (``none``), every body
   /// comes back as it is.
+  ///
+  /// A type can be wrong, so the text has the last word: a body typed as JSON that is a form
+  /// is redacted as a form too, one typed as a form that is JSON as JSON too, and one typed
+  /// as multipart in which no part of its boundary begins as if it had no type.
   public func redactedBody(_ text: String, contentType: String?) -> String? {
     guard !bodyKeySet.isEmpty else { return text }
     switch BodyShape(contentType: contentType, text: text) {
-    case .json: return JSONRedactor.redact(text, keys: bodyKeySet)
-    case .form: return form(text, keys: bodyKeySet)
+    case .json:
+      let redacted = JSONRedactor.redact(text, keys: bodyKeySet)
+      return BodyShape.isForm(text) ? form(redacted, keys: bodyKeySet) : redacted
+    case .form:
+      let redacted = form(text, keys: bodyKeySet)
+      return BodyShape.isJSON(text) ? JSONRedactor.redact(redacted, keys: bodyKeySet) : redacted
     case .multipart(let boundary):
-      return MultipartRedactor.redact(Array(text.utf8), boundary: boundary, with: self)
-        .map { String(decoding: $0, as: UTF8.self) }
+      if let redacted = MultipartRedactor.redact(
+        Array(text.utf8), boundary: boundary, with: self)
+      {
+        return String(decoding: redacted, as: UTF8.self)
+      }
+      return redactedBody(text, contentType: nil)
     case .unknown: return nil
     }
   }
 
   /// A body's bytes as they may be recorded: a multipart body redacted part by part (its file
-  /// parts may be binary), any other UTF-8 body as ``body(_:contentType:)`` redacts its
-  /// text; bytes that are neither come back unchanged.
+  /// parts may be binary), any other UTF-8 body (a multipart one without a part of its
+  /// boundary among them) as ``body(_:contentType:)`` redacts its text; bytes that are
+  /// neither come back unchanged.
   public func body(_ data: Data, contentType: String?) -> Data {
     guard !bodyKeySet.isEmpty, !data.isEmpty else { return data }
-    if case .multipart(let boundary) = BodyShape(contentType: contentType, text: nil) {
-      return MultipartRedactor.redact(Array(data), boundary: boundary, with: self)
-        .map { Data($0) } ?? data
+    if case .multipart(let boundary) = BodyShape(contentType: contentType, text: nil),
+      let redacted = MultipartRedactor.redact(Array(data), boundary: boundary, with: self)
+    {
+      return Data(redacted)
     }
     guard let text = String(data: data, encoding: .utf8) else { return data }
     return Data(body(text, contentType: contentType).utf8)
@@ -328,7 +342,7 @@ enum BodyShape: Equatable {
   }
 
   /// Whether `text` is a JSON object or array after any white space and byte order mark.
-  private static func isJSON(_ text: String) -> Bool {
+  static func isJSON(_ text: String) -> Bool {
     var bytes = Substring(text).utf8[...]
     if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
     bytes = bytes.drop { [0x20, 0x09, 0x0A, 0x0D].contains($0) }
@@ -339,7 +353,7 @@ enum BodyShape: Equatable {
 
   /// Whether `text` is nothing but `name=value` pairs joined by `&`: no white space, quotes
   /// or brackets, and a non-empty name before an `=` in every pair.
-  private static func isForm(_ text: String) -> Bool {
+  static func isForm(_ text: String) -> Bool {
     guard !text.isEmpty else { return false }
     let forbidden = Set("\"'<>{}\\`|^".utf8)
     guard !text.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7F || forbidden.contains($0) })
