@@ -273,6 +273,38 @@ struct SecretLeakTests {
     #expect(text.contains("***"))
   }
 
+  @Test("a form, query or multipart name that nests fields hides a listed part's value")
+  func bracketedNames() async throws {
+    let endpoints: [(String, Endpoint<Data>)] = [
+      ("NESTED-1", Endpoint(.post, "a").formBody([("user[password]", "NESTED-1"), ("x", "1")])),
+      ("NESTED-2", Endpoint(.post, "a").formBody([("cards[0][token]", "NESTED-2")])),
+      ("NESTED-3", Endpoint(.post, "a").formBody([("password[]", "NESTED-3")])),
+      ("NESTED-4", Endpoint(.get, "a").query("auth[access_token]", "NESTED-4")),
+      (
+        "NESTED-5",
+        Endpoint(.post, "a").multipartBody(MultipartForm().field("u[secret]", "NESTED-5"))
+      ),
+    ]
+    for (secret, endpoint) in endpoints {
+      let sink = InMemoryLogSink()
+      let file = Self.temporaryFile()
+      defer { try? FileManager.default.removeItem(at: file) }
+      let recording = RecordingTransport(
+        wrapping: StubTransport(fallback: .json("{}")), cassette: file)
+      let client = Client(
+        baseURL: testBase, transport: recording,
+        middleware: [LoggingMiddleware(level: .body, sink: sink)])
+      _ = try await client.send(endpoint)
+      #expect(!sink.text.contains(secret), "\(secret) logged")
+      let text = try Self.cassetteText(file)
+      #expect(!text.contains(secret), "\(secret) recorded")
+      #expect(text.contains("***"))
+    }
+    // A name that only contains a listed one is not it.
+    let kept = Redaction.standard.redactedBody("passwords_hint=kept", contentType: nil)
+    #expect(kept == "passwords_hint=kept")
+  }
+
   @Test("item 13: text that is neither JSON nor a form is logged as its size only")
   func unstructuredText() async throws {
     let sink = InMemoryLogSink()

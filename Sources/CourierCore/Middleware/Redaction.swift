@@ -21,10 +21,12 @@ import Foundation
 public struct Redaction: Sendable, Hashable {
   /// Header names whose values are hidden.
   public var headers: Set<String> { didSet { headerKeys = Self.lowered(headers) } }
-  /// Query parameter names whose values are hidden.
+  /// Query parameter names whose values are hidden, also as the bracketed part of a nested
+  /// name (`user[token]`).
   public var queryParameters: Set<String> { didSet { queryKeys = Self.lowered(queryParameters) } }
   /// JSON member names (at any depth), form field names and multipart part names whose values
-  /// are hidden.
+  /// are hidden; a form or multipart name that nests fields in brackets (`user[password]`)
+  /// is hidden when any of its parts is listed.
   public var bodyKeys: Set<String> { didSet { bodyKeySet = Self.lowered(bodyKeys) } }
 
   private var headerKeys: Set<String>
@@ -117,7 +119,19 @@ public struct Redaction: Sendable, Hashable {
   /// Whether the value of the query parameter written as `name` is hidden.
   private func hidesQueryName(_ name: Substring) -> Bool {
     let text = String(name)
-    return queryKeys.contains((text.removingPercentEncoding ?? text).lowercased())
+    return Self.lists(queryKeys, (text.removingPercentEncoding ?? text).lowercased())
+  }
+
+  /// Whether `keys` lists `name` (lower-cased), whole or as one part of a name that nests
+  /// fields in brackets, as forms and query strings do (`user[password]`, `password[]`,
+  /// `cards[0][token]`): the bracketed part is the field's own name, as a nested JSON
+  /// member's is.
+  private static func lists(_ keys: Set<String>, _ name: String) -> Bool {
+    if keys.contains(name) { return true }
+    guard name.contains("[") else { return false }
+    return name.split(whereSeparator: { $0 == "[" || $0 == "]" }).contains {
+      keys.contains(String($0))
+    }
   }
 
   /// A `Refresh` value, `delay; url=target` (the target possibly quoted), with its target
@@ -237,8 +251,8 @@ public struct Redaction: Sendable, Hashable {
   /// Whether the value of a multipart part named `name` (as written in its
   /// `Content-Disposition`) is hidden.
   func hidesBodyKey(_ name: String) -> Bool {
-    bodyKeySet.contains(name.lowercased())
-      || bodyKeySet.contains((name.removingPercentEncoding ?? name).lowercased())
+    Self.lists(bodyKeySet, name.lowercased())
+      || Self.lists(bodyKeySet, (name.removingPercentEncoding ?? name).lowercased())
   }
 
   /// A form body (`name=value&…`) with the values of listed names replaced; names stay as
@@ -249,7 +263,7 @@ public struct Redaction: Sendable, Hashable {
       guard let equals = pair.firstIndex(of: "=") else { return String(pair) }
       let name = pair[..<equals].replacingOccurrences(of: "+", with: " ")
       let decoded = (name.removingPercentEncoding ?? name).lowercased()
-      return keys.contains(decoded) ? pair[..<equals] + "=" + Self.marker : String(pair)
+      return Self.lists(keys, decoded) ? pair[..<equals] + "=" + Self.marker : String(pair)
     }.joined(separator: "&")
   }
 }
