@@ -14,9 +14,12 @@ package enum SwiftNames {
     "discard", "each", "borrowing", "consuming", "endpoint",
   ]
 
-  /// Whether `name` is an ASCII identifier that is not a keyword.
+  /// Whether `name` is an ASCII identifier that is not a keyword (nor `_`, which Swift
+  /// reserves).
   static func isIdentifier(_ name: String) -> Bool {
-    guard let first = name.unicodeScalars.first, !keywords.contains(name) else { return false }
+    guard let first = name.unicodeScalars.first, !keywords.contains(name), name != "_" else {
+      return false
+    }
     guard first == "_" || isLetter(first) else { return false }
     return name.unicodeScalars.allSatisfy { $0 == "_" || isLetter($0) || isDigit($0) }
   }
@@ -126,7 +129,8 @@ package enum SwiftNames {
       return true
     }
 
-    /// The identifier at the current position, or `nil` when there is none or it is a keyword.
+    /// The identifier at the current position, or `nil` when there is none or it is a keyword
+    /// or `_` (a type placeholder, which a declaration cannot name).
     mutating func identifier() -> String? {
       skipSpaces()
       let start = index
@@ -138,7 +142,7 @@ package enum SwiftNames {
       }
       guard index > start else { return nil }
       let name = String(String.UnicodeScalarView(scalars[start..<index]))
-      return keywords.contains(name) ? nil : name
+      return keywords.contains(name) || name == "_" ? nil : name
     }
   }
 }

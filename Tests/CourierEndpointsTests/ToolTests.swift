@@ -235,6 +235,19 @@ struct SpecReaderTests {
     #expect(SwiftNames.isTypeName("[String: [Device]]?"))
     #expect(SwiftNames.isTypeName("Result<Foo.Bar, Never>"))
     #expect(!SwiftNames.isTypeName("Foo; import Bar"))
+    // `_` is a type placeholder, which `Endpoint<_>` and a parameter cannot use.
+    for type in ["_", "[Int: _]", "Result<_, Never>", "_?"] {
+      #expect(
+        diagnostics(spec(replacing: 9, with: #"      "response": "\#(type)""#))
+          == ["9:19: response '\(type)' is not a Swift type name"])
+    }
+    #expect(
+      diagnostics(
+        spec(replacing: 8, with: #"      "parameters": [{ "name": "phone", "type": "_" }],"#))
+        == ["8:49: type '_' is not a Swift type name"])
+    #expect(
+      diagnostics(spec(replacing: 2, with: #"  "version": 1, "imports": ["_"],"#)).count == 1)
+    #expect(SwiftNames.isTypeName("_Private.Item"))
   }
 
   @Test("a path written with escapes still gets a diagnostic, at the string")
