@@ -273,6 +273,34 @@ struct SecretLeakTests {
     #expect(text.contains("***"))
   }
 
+  @Test(
+    "a multipart body is split on the boundary it opens with when its type has none or another",
+    arguments: ["multipart/form-data; boundary=other", "multipart/form-data", nil] as [String?])
+  func multipartWithoutItsBoundary(contentType: String?) async throws {
+    let body =
+      Data("--b7\r\nContent-Disposition: form-data; name=\"password\"\r\n\r\nSPLIT-1\r\n".utf8)
+      + Data("--b7\r\nContent-Disposition: form-data; name=\"f\"; filename=\"p.bin\"\r\n\r\n".utf8)
+      + Data([0xFF, 0xD8, 0x00, 0x0D, 0x0A]) + Data("--b7--\r\n".utf8)
+    var headers = HTTPHeaders()
+    if let contentType { try headers.add(.contentType, contentType) }
+    let answer = StubResponse(status: 200, headers: headers, body: body)
+    let file = Self.temporaryFile()
+    defer { try? FileManager.default.removeItem(at: file) }
+    let recording = RecordingTransport(wrapping: StubTransport(fallback: answer), cassette: file)
+    var request = Request(method: .post, url: testBase, body: .data(body))
+    if let contentType { try request.headers.set(.contentType, contentType) }
+    _ = try await recording.send(request)
+    let text = try Self.cassetteText(file)
+    #expect(!text.contains("SPLIT-1"))
+    #expect(text.contains("***"))
+    // Text with such a first line is redacted in logs too.
+    let textBody =
+      "--b7\r\nContent-Disposition: form-data; name=\"password\"\r\n\r\nSPLIT-1\r\n--b7--\r\n"
+    #expect(
+      Redaction.standard.redactedBody(textBody, contentType: contentType)?.contains("SPLIT-1")
+        == false)
+  }
+
   @Test("a form, query or multipart name that nests fields hides a listed part's value")
   func bracketedNames() async throws {
     let endpoints: [(String, Endpoint<Data>)] = [

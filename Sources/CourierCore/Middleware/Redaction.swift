@@ -206,7 +206,8 @@ public struct Redaction: Sendable, Hashable {
   /// that is itself JSON or a form is redacted inside; other parts, file bytes among them,
   /// are kept). Otherwise the text itself decides: JSON when it parses as JSON after any
   /// white space and byte order mark, a form when it is nothing but `name=value` pairs
-  /// joined by `&`. Anything else — prose, HTML, a bare token — gives `nil`: a name-based
+  /// joined by `&`, multipart when its first line is a delimiter line (`--boundary`).
+  /// Anything else — prose, HTML, a bare token — gives `nil`: a name-based
   /// rule cannot tell what in it is secret. With no body key listed (``none``), every body
   /// comes back as it is.
   ///
@@ -228,21 +229,32 @@ public struct Redaction: Sendable, Hashable {
       {
         return String(decoding: redacted, as: UTF8.self)
       }
-      return redactedBody(text, contentType: nil)
+      // The type's boundary is not the body's: the text decides, as without a type.
+      return contentType == nil ? nil : redactedBody(text, contentType: nil)
     case .unknown: return nil
     }
   }
 
   /// A body's bytes as they may be recorded: a multipart body redacted part by part (its file
-  /// parts may be binary), any other UTF-8 body (a multipart one without a part of its
-  /// boundary among them) as ``body(_:contentType:)`` redacts its text; bytes that are
-  /// neither come back unchanged.
+  /// parts may be binary), split on its type's boundary or, when that is missing or wrong,
+  /// on the one its first line opens with; any other UTF-8 body as ``body(_:contentType:)``
+  /// redacts its text; bytes that are neither come back unchanged.
   public func body(_ data: Data, contentType: String?) -> Data {
     guard !bodyKeySet.isEmpty, !data.isEmpty else { return data }
-    if case .multipart(let boundary) = BodyShape(contentType: contentType, text: nil),
-      let redacted = MultipartRedactor.redact(Array(data), boundary: boundary, with: self)
+    // On the bytes, since file parts may be binary: the type's boundary, else (for a body
+    // typed as multipart or as no shape at all) the one its first line opens with.
+    let declared = BodyShape(contentType: contentType, text: nil)
+    var boundaries: [[UInt8]] = []
+    if case .multipart(let boundary) = declared { boundaries.append(boundary) }
+    if declared == .unknown || !boundaries.isEmpty,
+      let boundary = BodyShape.leadingBoundary(data), !boundaries.contains(boundary)
     {
-      return Data(redacted)
+      boundaries.append(boundary)
+    }
+    for boundary in boundaries {
+      if let redacted = MultipartRedactor.redact(Array(data), boundary: boundary, with: self) {
+        return Data(redacted)
+      }
     }
     guard let text = String(data: data, encoding: .utf8) else { return data }
     return Data(body(text, contentType: contentType).utf8)
@@ -312,12 +324,9 @@ enum BodyShape: Equatable {
         self = .form
         return
       }
-      if media.hasPrefix("multipart/") {
-        if let boundary = Self.boundary(contentType) {
-          self = .multipart(boundary: boundary)
-        } else {
-          self = .unknown
-        }
+      // A multipart type without a boundary leaves the shape to the text.
+      if media.hasPrefix("multipart/"), let boundary = Self.boundary(contentType) {
+        self = .multipart(boundary: boundary)
         return
       }
       if media.contains("json") {
@@ -333,9 +342,25 @@ enum BodyShape: Equatable {
       self = .json
     } else if Self.isForm(text) {
       self = .form
+    } else if let boundary = Self.leadingBoundary(text.utf8) {
+      self = .multipart(boundary: boundary)
     } else {
       self = .unknown
     }
+  }
+
+  /// The boundary a multipart body opens with, when its first line is a delimiter line:
+  /// `--`, then 1 to 70 of the characters RFC 2046 allows in a boundary, then optional
+  /// spaces or tabs and the line end. `nil` for anything else.
+  static func leadingBoundary(_ bytes: some Collection<UInt8>) -> [UInt8]? {
+    guard bytes.starts(with: "--".utf8) else { return nil }
+    var line = Array(bytes.dropFirst(2).prefix { $0 != 0x0A && $0 != 0x0D })
+    while let last = line.last, last == 0x20 || last == 0x09 { line.removeLast() }
+    let allowed = Set("'()+_,-./:=? ".utf8)
+    guard (1...70).contains(line.count),
+      line.allSatisfy({ ASCII.isLetter($0) || ASCII.isDigit($0) || allowed.contains($0) })
+    else { return nil }
+    return line
   }
 
   /// The `boundary` parameter of a multipart type, quotes removed; `nil` when absent or
