@@ -48,7 +48,8 @@ public struct RedirectPolicy: Sendable {
 
   /// Asks `decide` at every hop: the request it returns is sent (it may change what the
   /// standard rule built in ``Redirect/next``), `nil` returns the `3xx` as the response. Loops
-  /// still fail with ``CourierError/Kind/tooManyRedirects``, and so does hop 50.
+  /// still fail with ``CourierError/Kind/tooManyRedirects``, and so does a hop past the 50th:
+  /// a custom policy follows at most 50.
   public static func custom(_ decide: @escaping @Sendable (Redirect) -> Request?) -> RedirectPolicy
   {
     RedirectPolicy(storage: .custom(decide))
