@@ -1,6 +1,6 @@
 import Foundation
 
-/// The six standard middleware of ``Client/standard(baseURL:transport:pipeline:encoder:decoder:reasons:locale:configure:)``,
+/// The standard middleware of ``Client/standard(baseURL:transport:pipeline:encoder:decoder:reasons:locale:configure:)``,
 /// each configurable or removable, in the order they run.
 ///
 /// Outermost first, and why:
