@@ -1,0 +1,74 @@
+import Courier
+import CourierTesting
+import Foundation
+import Testing
+
+/// Promises of the README's "Transfers" and "When to choose which transport" sections that no
+/// other test held, on both wire transports (see `Docs/Promises.md`).
+@Suite("Promises: what both wire transports do", .timeLimit(.minutes(1)))
+struct PromisesTransportTests {
+  /// The README promises this of `URLSessionTransport` ("Body limit inside the transport");
+  /// `CurlTransport` promises only to stop once the body passes the limit, and does (it reads
+  /// the announced head's body until then).
+  @Test("URLSessionTransport: an announced Content-Length over the body limit fails at once")
+  func announcedLengthOverLimit() async throws {
+    let fixture = try Fixture(.urlSession)
+    defer { fixture.shutdown() }
+    // 2 MiB at 100 KB/s: waiting for the body to pass the 1 MiB limit would take 10 s; the
+    // head, which announces all of it, is in the first piece.
+    fixture.server.enqueue(
+      MockResponse(body: Data(count: 2 * 1024 * 1024), fault: .throttle(bytesPerSecond: 100_000)))
+    let started = ContinuousClock.now
+    let error = await courierError {
+      try await fixture.client.send(
+        Endpoint<Data>(.get, "big").maximumResponseBodySize(1024 * 1024))
+    }
+    #expect(error?.kind == .bodyTooLarge)
+    #expect(ContinuousClock.now - started < .seconds(5), "the limit waited for the body")
+  }
+
+  @Test(
+    "a 3xx without Location: badResponse over URLSession, the 3xx itself over CurlTransport",
+    arguments: TransportKind.wire)
+  func redirectWithoutLocation(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    fixture.server.enqueue(MockResponse(status: 302, body: Data("moved?".utf8)))
+    let error = await courierError { try await fixture.client.send(Endpoint<Data>(.get, "a")) }
+    switch kind {
+    case .urlSession:
+      #expect(error?.kind == .badResponse)
+    case .curl:
+      #expect(error?.kind == .httpStatus)
+      #expect(error?.status == 302)
+      #expect(error?.response?.bodyText == "moved?")
+    }
+  }
+
+  @Test(
+    "a chunked download that passes maximumSize fails as bodyTooLarge and leaves no file",
+    arguments: TransportKind.wire)
+  func downloadPastMaximumSize(kind: TransportKind) async throws {
+    let fixture = try Fixture(kind)
+    defer { fixture.shutdown() }
+    fixture.server.enqueue(MockResponse(body: Data(count: 3 * 1024 * 1024), chunked: true))
+    let folder = try temporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let error = await courierError {
+      try await fixture.client.download(
+        Endpoint<Void>(.get, "endless"), to: folder.appendingPathComponent("endless.bin"),
+        maximumSize: 1024 * 1024)
+    }
+    #expect(error?.kind == .bodyTooLarge)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+    // Announced: refused before anything is written.
+    fixture.server.enqueue(MockResponse(body: Data(count: 3 * 1024 * 1024)))
+    let announced = await courierError {
+      try await fixture.client.download(
+        Endpoint<Void>(.get, "big"), to: folder.appendingPathComponent("big.bin"),
+        maximumSize: 1024 * 1024)
+    }
+    #expect(announced?.kind == .bodyTooLarge)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+  }
+}
