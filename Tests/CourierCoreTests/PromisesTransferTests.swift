@@ -103,6 +103,25 @@ struct PromisesTransferTests {
     #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
   }
 
+  #if os(Linux)
+    /// A file whose bytes are not the size it had when the form was built: a `/proc` file is a
+    /// regular file whose size reads 0 and whose reading gives bytes, as a file that grew
+    /// between the size check and the copy would.
+    @Test("a multipart file part that changes size while it is copied fails the request")
+    func multipartFileChangesSize() async throws {
+      let stub = StubTransport(fallback: .status(204))
+      let client = Client(baseURL: testBase, transport: stub)
+      let form = MultipartForm().field("a", "1")
+        .file("status", url: URL(fileURLWithPath: "/proc/self/status"))
+      let error = await courierError {
+        try await client.send(Endpoint<Void>(.post, "upload").multipartBody(form))
+      }
+      #expect(error?.kind == .invalidRequest)
+      #expect(error?.debugMessage.contains("changed size while it was read") == true)
+      #expect(stub.requests.isEmpty)
+    }
+  #endif
+
   @Test("a download's partial file is .<name>.courier-download beside the destination")
   func partialFileName() {
     let destination = DownloadDestination(url: URL(fileURLWithPath: "/tmp/d/latest.iso"))
