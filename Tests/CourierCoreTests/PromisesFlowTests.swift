@@ -6,7 +6,7 @@ import Testing
 
 /// Promises of the README's "How a request flows" and of `CourierError`'s documentation that
 /// no other test held (see `Docs/Promises.md`).
-@Suite("Promises: how a request flows, and errors", .timeLimit(.minutes(1)))
+@Suite("Promises: how a request flows, and errors", .timeLimit(.minutes(5)))
 struct PromisesFlowTests {
   /// The tasks that ran a piece of the chain, by a hash of the task.
   final class Tasks: Sendable {

@@ -6,7 +6,7 @@ import Testing
 
 /// Promises of the README's "Standard middleware" and of the middleware's doc comments that no
 /// other test held (see `Docs/Promises.md`).
-@Suite("Promises: standard middleware", .timeLimit(.minutes(1)))
+@Suite("Promises: standard middleware", .timeLimit(.minutes(5)))
 struct PromisesMiddlewareTests {
   // MARK: Retry
 
@@ -50,7 +50,7 @@ struct PromisesMiddlewareTests {
 
   // MARK: Timeout
 
-  @Test("Endpoint.deadline(_:) replaces the middleware's overall limit")
+  @Test("Endpoint.deadline(_:) replaces the middleware's overall limit", .timeLimit(.minutes(1)))
   func endpointDeadline() async throws {
     let clock = TestClock()
     let stub = StubTransport(fallback: .never)
@@ -79,7 +79,9 @@ struct PromisesMiddlewareTests {
 
   // MARK: Auth
 
-  @Test("the storm guard allows 3 refreshes per 60 s by default, and more once the window moves")
+  @Test(
+    "the storm guard allows 3 refreshes per 60 s by default, and more once the window moves",
+    .timeLimit(.minutes(1)))
   func stormGuardWindow() async throws {
     let clock = TestClock()
     let tokens = CountingTokens()

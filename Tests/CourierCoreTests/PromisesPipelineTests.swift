@@ -5,7 +5,7 @@ import Testing
 
 /// Promises of the README's "Reasons for people", "Business envelopes" and "Text bodies and
 /// charsets" sections that no other test held (see `Docs/Promises.md`).
-@Suite("Promises: reasons, envelopes and text", .timeLimit(.minutes(1)))
+@Suite("Promises: reasons, envelopes and text", .timeLimit(.minutes(5)))
 struct PromisesPipelineTests {
   // MARK: Reasons
 

@@ -5,7 +5,7 @@ import Testing
 
 /// Promises of the README's "Transfers" section and of `RedirectPolicy`, `DownloadDestination`
 /// and `TransferProgress` that no other test held (see `Docs/Promises.md`).
-@Suite("Promises: transfers", .timeLimit(.minutes(1)))
+@Suite("Promises: transfers", .timeLimit(.minutes(5)))
 struct PromisesTransferTests {
   /// Asks `policy` about hop `hop` (1 for the first redirect) of a chain of distinct URLs.
   static func decide(_ policy: RedirectPolicy, hop: Int) throws(CourierError) -> Request? {

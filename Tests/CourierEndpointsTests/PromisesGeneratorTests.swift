@@ -5,7 +5,7 @@ import Testing
 
 /// Promises of the README's "Generated endpoints" section (the spec format's table) that no
 /// other test held (see `Docs/Promises.md`).
-@Suite("Promises: generated endpoints", .timeLimit(.minutes(1)))
+@Suite("Promises: generated endpoints", .timeLimit(.minutes(5)))
 struct PromisesGeneratorTests {
   /// The diagnostics for `text`, as `line:column: message`; empty when the spec is valid.
   func diagnostics(_ text: String) -> [String] {

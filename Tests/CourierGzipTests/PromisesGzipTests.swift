@@ -6,7 +6,7 @@ import Testing
 
 /// Promises of the README's "Gzip" section and of `GzipMiddleware`'s documentation that no
 /// other test held (see `Docs/Promises.md`).
-@Suite("Promises: gzip", .timeLimit(.minutes(1)))
+@Suite("Promises: gzip", .timeLimit(.minutes(5)))
 struct PromisesGzipTests {
   let text = repetitiveBytes(4096)
 

@@ -10,7 +10,7 @@ import Testing
 /// Promises of the README's "Standard middleware" and "Sending with URLSession" sections about
 /// the preset's chain and URLSession's defaults that no other test held (see
 /// `Docs/Promises.md`).
-@Suite("Promises: the standard preset and URLSession's defaults", .timeLimit(.minutes(1)))
+@Suite("Promises: the standard preset and URLSession's defaults", .timeLimit(.minutes(5)))
 struct PromisesPresetTests {
   /// `lines` numbered `1.`, `2.`…, without the reachability line where the process has no
   /// system path monitor (the preset then leaves it out), then `transport`.
