@@ -500,7 +500,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     completionHandler: @escaping @Sendable (URLRequest?) -> Void
   ) {
     if let observer = observer(task) {
-      completionHandler(observer.redirect(response, proposed: request, task: task))
+      let next = observer.redirect(response, proposed: request, task: task)
+      Self.answerRedirect(next, of: task, on: observer.controlQueue, completionHandler)
       return
     }
     // Not one of ours (a task made on the session directly): at least keep credentials
@@ -514,6 +515,26 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
       }
     }
     completionHandler(next)
+  }
+
+  /// Gives URLSession the answer to a redirect from `queue`, the control queue every
+  /// cancellation of the session's tasks runs on (``AttemptObserver/cancel(_:on:)``), and not
+  /// at all when the task was cancelled there first.
+  ///
+  /// FoundationNetworking stops the process ("Received callback for HTTP redirection, but
+  /// we're not waiting for it") when the answer reaches its task after a cancellation: the
+  /// answer is queued on the task's work queue, behind a `cancel()` that got there first,
+  /// and the cancelled task no longer waits for it. Answered from the queue the cancellations
+  /// run on, the answer is queued before any later `cancel()` (which waits for the work
+  /// queue), and an earlier one has already marked the task `canceling`, which needs no answer.
+  private static func answerRedirect(
+    _ next: URLRequest?, of task: URLSessionTask, on queue: DispatchQueue,
+    _ completionHandler: @escaping @Sendable (URLRequest?) -> Void
+  ) {
+    queue.async {
+      guard task.state == .running else { return }
+      completionHandler(next)
+    }
   }
 
   func urlSession(
