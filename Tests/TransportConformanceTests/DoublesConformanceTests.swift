@@ -1,0 +1,186 @@
+import Courier
+import CourierTesting
+import Foundation
+import Testing
+
+/// `StubTransport` and `ReplayTransport` held to production: each case runs one exchange
+/// three ways (``ThreeWays``) — a `Client` over a wire transport against `MockServer`
+/// (recorded by `RecordingTransport`), the same `Client` over `ReplayTransport` serving that
+/// cassette, and over `StubTransport` scripted with the same answer — and compares what the
+/// caller saw and what each side saw of the request. A difference is either a bug in a double
+/// or a limitation its documentation states, which the case then asserts.
+@Suite("Test doubles held to production", .timeLimit(.minutes(1)))
+struct DoublesConformanceTests {
+  static let profile = Answer.json(#"{"name":"Li","age":30}"#)
+
+  /// Path parameter values that a naive router gets wrong: a slash, a space, a percent sign,
+  /// non-ASCII, dots that are not a dot segment, delimiters.
+  static let parameterValues = [
+    "a/b", "a b", "100%", "été", "李雷", "a..b", "...", "+&=;,", "a?b#c", "~x", "%2F",
+  ]
+
+  // MARK: Routing of encoded segments
+
+  @Test(
+    "a path parameter reaches every side as one encoded segment, and {name}, *, ** match it",
+    .timeLimit(.minutes(1)), arguments: TransportKind.wire, parameterValues)
+  func pathParameter(kind: TransportKind, value: String) async throws {
+    for pattern in ["user/{id}", "user/*", "user/**", "**"] {
+      let run = try await ThreeWays.run(
+        kind, Script(Self.profile, pattern: pattern),
+        Endpoint<Profile>(.get, "user/{id}").parameter("id", value))
+      #expect(run.differences(kind) == [], "\(pattern)")
+      #expect(run.stub.value == "Profile(name: \"Li\", age: 30)", "\(pattern)")
+    }
+  }
+
+  @Test(
+    "a path parameter of . or .. is refused before any side sees a request",
+    .timeLimit(.minutes(1)), arguments: TransportKind.wire)
+  func dotParameter(kind: TransportKind) async throws {
+    for value in [".", ".."] {
+      let run = try await ThreeWays.run(
+        kind, Script(Self.profile), Endpoint<Profile>(.get, "user/{id}").parameter("id", value))
+      #expect(run.differences(kind) == [], "\(value)")
+      #expect(run.production.error == "invalidRequest -")
+      #expect(run.wire.isEmpty && run.stubbed.isEmpty)
+    }
+  }
+
+  @Test(
+    "query items reach every side as the same encoded query", .timeLimit(.minutes(1)),
+    arguments: TransportKind.wire)
+  func query(kind: TransportKind) async throws {
+    let run = try await ThreeWays.run(
+      kind, Script(Self.profile, pattern: "search"),
+      Endpoint<Profile>(.get, "search").query("q", "a b&c").query("tag", "x").query("tag", "y")
+        .query("empty", "").query("é", "李/?").header("X-Trace", "t-1"))
+    #expect(run.differences(kind) == [])
+    #expect(
+      run.wire.first?.target.hasSuffix("?q=a%20b%26c&tag=x&tag=y&empty=&%C3%A9=%E6%9D%8E%2F%3F")
+        == true)
+  }
+
+  // MARK: Received header bytes
+
+  /// Production keeps a received value's bytes (obs-text such as a UTF-8 `filename`), every
+  /// repeated field, empty values and the case of names; so must the doubles. Over URLSession
+  /// the fields are compared as `HTTPURLResponse` keeps them (no order, repeats joined). The
+  /// one documented difference: a cassette records `Set-Cookie` as `***`, as it records every
+  /// credential, so a replay serves `***`.
+  @Test(
+    "received header fields keep their bytes, repeats, empty values and odd case",
+    .timeLimit(.minutes(1)), arguments: TransportKind.wire)
+  func responseHeaders(kind: TransportKind) async throws {
+    var answer = Self.profile
+    answer.headers += [
+      Field("Content-Disposition", #"attachment; filename="été.txt""#),
+      Field("Set-Cookie", "a=1; Path=/"), Field("Set-Cookie", "b=2; Path=/"),
+      Field("X-Empty", ""), Field("x-ODD-case", "v"), Field("X-Multi", "a"),
+      Field("X-Multi", "b"), Field("X-Padded", "  padded  "), Field("X-Latin", "caf\u{E9}"),
+    ]
+    let run = try await ThreeWays.run(kind, Script(answer), Endpoint<Profile>(.get, "h"))
+    #expect(run.differences(kind, ignoringHeaders: ["Set-Cookie"]) == [])
+    let cookies = { (view: CallerView) in
+      view.headers.filter { $0.name == "Set-Cookie" }.map(\.value)
+    }
+    #expect(cookies(run.production) == ["a=1; Path=/", "b=2; Path=/"])
+    #expect(cookies(run.stub) == cookies(run.production))
+    #expect(cookies(run.replay) == ["***", "***"])
+    if kind == .curl {
+      #expect(run.production.headers.contains(Field("x-ODD-case", "v")))
+      #expect(run.production.headers.contains(Field("X-Padded", "padded")))
+    }
+  }
+
+  // MARK: Bodies
+
+  /// An answer body, and the method that asks for it.
+  enum BodyCase: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case large
+    case binary
+    case nul
+    case crlf
+    case errorPage
+
+    var testDescription: String { rawValue }
+
+    var method: HTTPMethod { .get }
+
+    var answer: Answer {
+      switch self {
+      case .large: Answer(body: Data(repeating: 0x61, count: 1 << 20))
+      case .binary: Answer(body: Data((0..<1024).map { UInt8($0 % 256) }))
+      case .nul: Answer(body: Data([0x61, 0x00, 0x62]))
+      case .crlf:
+        Answer(headers: [Field("Content-Type", "text/plain")], body: Data("a\r\nb\r".utf8))
+      case .errorPage:
+        Answer(
+          status: 404, headers: [Field("Content-Type", "text/plain")],
+          body: Data("no such user".utf8))
+      }
+    }
+  }
+
+  @Test(
+    "an answer's body reaches the caller byte for byte, and its status and headers with it",
+    .timeLimit(.minutes(1)), arguments: TransportKind.wire, BodyCase.allCases)
+  func responseBody(kind: TransportKind, body: BodyCase) async throws {
+    let run = try await ThreeWays.run(
+      kind, Script(body.answer), describe: { "\($0.count) bytes" },
+      Endpoint<Data>(body.method, "b"))
+    #expect(run.differences(kind) == [])
+  }
+
+  @Test(
+    "a gzip answer through GzipMiddleware decodes alike, its headers made true",
+    .timeLimit(.minutes(1)), arguments: TransportKind.wire)
+  func gzip(kind: TransportKind) async throws {
+    let answer = Answer(
+      headers: [Field("Content-Type", "application/json"), Field("Content-Encoding", "gzip")],
+      body: try GzipCompressor.compress(Data(#"{"name":"Li","age":30}"#.utf8)))
+    let run = try await ThreeWays.run(
+      kind, Script(answer), middleware: { [GzipMiddleware()] }, Endpoint<Profile>(.get, "z"))
+    #expect(run.differences(kind) == [])
+    #expect(run.stub.headers(without: []).contains { $0.name == "Content-Encoding" } == false)
+  }
+
+  // MARK: Request bodies and framing
+
+  /// A request body as a caller gives it.
+  enum RequestBodyCase: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case form
+    case multipart
+    case bytes
+    case rightContentLength
+    case emptyPOST
+
+    var testDescription: String { rawValue }
+
+    func endpoint() -> Endpoint<Data> {
+      let base = Endpoint<Data>(.post, "upload")
+      return switch self {
+      case .form: base.formBody([("user", "li lei"), ("pass", "p&ss=1+"), ("é", "李")])
+      case .multipart:
+        base.multipartBody(
+          MultipartForm(boundary: "courier-doubles").field("a", "1")
+            .file("f", data: Data([0, 1, 2, 0xFF]), filename: "été.bin"))
+      case .bytes: base.body(Data([0xFF, 0x00, 0xFE]), contentType: "application/octet-stream")
+      case .rightContentLength:
+        base.body(Data("ab".utf8), contentType: "text/plain").header("Content-Length", "2")
+      case .emptyPOST: base
+      }
+    }
+  }
+
+  @Test(
+    "a request body reaches every side byte for byte, with the Content-Length of its bytes",
+    .timeLimit(.minutes(1)), arguments: TransportKind.wire, RequestBodyCase.allCases)
+  func requestBody(kind: TransportKind, body: RequestBodyCase) async throws {
+    let run = try await ThreeWays.run(
+      kind, Script(Answer(body: Data("ok".utf8))), replayMatching: .methodURLAndBody,
+      describe: { String(decoding: $0, as: UTF8.self) }, body.endpoint())
+    #expect(run.differences(kind) == [])
+    #expect(run.production.value == "ok")
+  }
+}
