@@ -26,6 +26,16 @@ import Synchronization
 /// (a `Transfer-Encoding` is refused). Such a request fails with
 /// ``CourierError/Kind/invalidRequest`` and is not recorded.
 ///
+/// It hands back an answer as a transport receives it from a server: no body for a `HEAD`
+/// request (whose answer keeps the `Content-Length` of the body it stands for) or a `1xx`,
+/// `204` or `304` status, a `Content-Length` on every other answer unless the script sets one
+/// or a `Transfer-Encoding`, and a scripted `Content-Length` that is not the body's length
+/// framing the body as on the wire: past the body's end it fails with
+/// ``CourierError/Kind/connectionLost``, short of it the body is cut there, and one that is
+/// not a number is ``CourierError/Kind/badResponse``. An answer with a `Content-Encoding` is
+/// handed back as scripted, body and `Content-Length` alike, as a transport that decodes the
+/// coding itself (URLSession) hands it: the length of the coded body over the decoded one.
+///
 /// Path patterns compare slash-separated segments of the URL path, each percent-decoded after
 /// the path is split, as a server routes them: a parameter whose value holds a `/` (sent as
 /// `%2F`) is one segment. A pattern's segments are decoded the same way, so a route may be
@@ -136,11 +146,58 @@ public final class StubTransport: Transport {
       failure.stage = "stub"
       throw failure
     }
-    var headers = stub.headers
-    if !stub.body.isEmpty, !headers.contains(.contentLength) {
-      try headers.add(.contentLength, String(stub.body.count))
+    let framed = try Self.framed(stub, for: request)
+    return try await deliver(framed, headers: framed.headers, for: request)
+  }
+
+  /// `stub` as a transport receives it from a server that frames it: no body for a `HEAD`
+  /// request or a `1xx`, `204` or `304` status; else a `Content-Length` of the body's length
+  /// unless the script sets one (or a `Transfer-Encoding`). A scripted `Content-Length` frames
+  /// the body as on the wire: one that is not a number (or two that disagree) is
+  /// ``CourierError/Kind/badResponse``, one past the body's end is
+  /// ``CourierError/Kind/connectionLost`` (the connection ends first), one short of it cuts
+  /// the body there; with a `Content-Encoding` it is left as scripted.
+  private static func framed(_ stub: StubResponse, for request: Request) throws -> StubResponse {
+    var framed = stub
+    let status = stub.status
+    guard !(100..<200).contains(status), status != 204, status != 304 else {
+      framed.body = Data()
+      return framed
     }
-    return try await deliver(stub, headers: headers, for: request)
+    let lengths = stub.headers.values(for: .contentLength)
+    // A transport that decodes a coding itself (URLSession) keeps the coded length over the
+    // decoded body: with a Content-Encoding, the scripted length is not the body's.
+    let coded = stub.headers.values(for: .contentEncoding).contains {
+      !$0.trimmingCharacters(in: .whitespaces).isEmpty && $0.lowercased() != "identity"
+    }
+    if lengths.isEmpty {
+      if !stub.headers.contains(.transferEncoding) {
+        try framed.headers.add(.contentLength, String(stub.body.count))
+      }
+    } else if !coded {
+      let items = Set(
+        lengths.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
+          .map { $0.trimmingCharacters(in: .whitespaces) })
+      guard items.count == 1, let item = items.first, let length = Int(item), length >= 0,
+        item.utf8.allSatisfy(ASCII.isDigit)
+      else {
+        throw CourierError(
+          kind: .badResponse,
+          debugMessage: "StubTransport: the scripted Content-Length \(lengths) does not frame "
+            + "a body; a transport refuses such a response",
+          request: request, attempts: 1, stage: "transport")
+      }
+      if request.method != .head, length > stub.body.count {
+        throw CourierError(
+          kind: .connectionLost,
+          debugMessage: "StubTransport: the scripted body has \(stub.body.count) bytes and its "
+            + "Content-Length says \(length); on the wire the connection ends before the body",
+          request: request, attempts: 1, stage: "transport")
+      }
+      framed.body = stub.body.prefix(length)
+    }
+    if request.method == .head { framed.body = Data() }
+    return framed
   }
 
   /// Delivers the body as a transport does: in ``StubResponse/chunkSize`` pieces (one piece

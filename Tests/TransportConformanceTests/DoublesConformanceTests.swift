@@ -132,6 +132,64 @@ struct DoublesConformanceTests {
     #expect(run.differences(kind) == [])
   }
 
+  /// What a server's framing makes of a scripted answer.
+  enum FramingCase: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    /// A 200 with no body: `Content-Length: 0`.
+    case emptyOK
+    /// A 204: no body and no `Content-Length`, whatever the script holds.
+    case noContent
+    /// A `HEAD`: no body, the `Content-Length` of the body it stands for.
+    case head
+    /// A 304: no body.
+    case notModified
+    /// A `Content-Length` past the body's end: the connection ends first.
+    case lengthPastBody
+    /// A `Content-Length` short of the body's end: the body is cut there.
+    case lengthShortOfBody
+    /// A `Content-Length` that is not a number.
+    case lengthNotANumber
+
+    var testDescription: String { rawValue }
+
+    var method: HTTPMethod { self == .head ? .head : .get }
+
+    var answer: Answer {
+      let close = Field("Connection", "close")
+      let body = Data("abcd".utf8)
+      return switch self {
+      case .emptyOK: Answer()
+      case .noContent: Answer(status: 204, body: body)
+      case .head: Answer(headers: [Field("X-Head", "yes")], body: body)
+      case .notModified: Answer(status: 304, body: body)
+      case .lengthPastBody: Answer(headers: [Field("Content-Length", "10"), close], body: body)
+      case .lengthShortOfBody: Answer(headers: [Field("Content-Length", "2"), close], body: body)
+      case .lengthNotANumber:
+        Answer(headers: [Field("Content-Length", "abc"), close], body: body)
+      }
+    }
+  }
+
+  /// A server frames every answer, so a transport never receives a body with a `HEAD` answer,
+  /// a 204 or a 304, nor an answer without its length, and a `Content-Length` that is not the
+  /// body's fails or cuts the body; a stub that answered with the script as it is handed tests
+  /// what production never sees.
+  @Test(
+    "an answer is framed as on the wire: HEAD, 204, 304 bodiless; Content-Length rules the body",
+    .timeLimit(.minutes(1)), arguments: TransportKind.wire, FramingCase.allCases)
+  func framing(kind: TransportKind, framing: FramingCase) async throws {
+    let run = try await ThreeWays.run(
+      kind, Script(framing.answer), describe: { String(decoding: $0, as: UTF8.self) },
+      Endpoint<Data>(framing.method, "f"))
+    #expect(run.differences(kind) == [])
+    switch framing {
+    case .head: #expect(run.stub.headers.contains(Field("Content-Length", "4")))
+    case .lengthPastBody: #expect(run.stub.error == "connectionLost -")
+    case .lengthShortOfBody: #expect(run.stub.value == "ab")
+    case .lengthNotANumber: #expect(run.stub.error == "badResponse -")
+    case .emptyOK, .noContent, .notModified: #expect(run.stub.body.isEmpty)
+    }
+  }
+
   @Test(
     "a gzip answer through GzipMiddleware decodes alike, its headers made true",
     .timeLimit(.minutes(1)), arguments: TransportKind.wire)
