@@ -36,6 +36,15 @@ import Synchronization
 /// handed back as scripted, body and `Content-Length` alike, as a transport that decodes the
 /// coding itself (URLSession) hands it: the length of the coded body over the decoded one.
 ///
+/// A `301`, `302`, `303`, `307` or `308` answer with a `Location` is followed as the wire
+/// transports follow it: by the request's ``RedirectPolicyAttribute``, else
+/// ``redirectPolicy`` (default ``RedirectPolicy/standard``), each hop built by
+/// ``Redirect/nextRequest(after:status:location:)`` and answered from the script like any
+/// request (and recorded in ``requests``), whatever its host; a loop or too many hops is
+/// ``CourierError/Kind/tooManyRedirects``, and a `Location` of another scheme leaves the `3xx`
+/// as the response. A test of how code handles a `3xx` itself scripts it on a stub made with
+/// `redirectPolicy: .doNotFollow`, or sends with `.redirects(.doNotFollow)`.
+///
 /// Path patterns compare slash-separated segments of the URL path, each percent-decoded after
 /// the path is split, as a server routes them: a parameter whose value holds a `/` (sent as
 /// `%2F`) is one segment. A pattern's segments are decoded the same way, so a route may be
@@ -59,6 +68,10 @@ public final class StubTransport: Transport {
   private let fallback: StubResponse
   private let clock: any Clock<Duration>
 
+  /// What happens to redirects unless a request sets ``RedirectPolicyAttribute``; default
+  /// ``RedirectPolicy/standard`` (follow at most 10 hops), as the wire transports.
+  public let redirectPolicy: RedirectPolicy
+
   /// Creates a stub.
   ///
   /// - Parameters:
@@ -66,12 +79,15 @@ public final class StubTransport: Transport {
   ///   - fallback: The answer when no route matches and the queue is empty; default `404`.
   ///   - clock: The clock that ``StubResponse/delay`` sleeps on; inject a test clock to
   ///     control time.
+  ///   - redirectPolicy: Default ``RedirectPolicy/standard`` (at most 10 hops); pass
+  ///     ``RedirectPolicy/doNotFollow`` to get every scripted `3xx` back as the response.
   public init(
     _ responses: [StubResponse] = [], fallback: StubResponse = .status(404),
-    clock: any Clock<Duration> = ContinuousClock()
+    clock: any Clock<Duration> = ContinuousClock(), redirectPolicy: RedirectPolicy = .standard
   ) {
     self.fallback = fallback
     self.clock = clock
+    self.redirectPolicy = redirectPolicy
     state.withLock { $0.queue = responses }
   }
 
@@ -111,13 +127,48 @@ public final class StubTransport: Transport {
     await received.wait(until: count)
   }
 
-  /// Sends `request` by answering from the script.
+  /// Sends `request` by answering from the script, following redirects as the wire
+  /// transports do.
   public func send(_ request: Request) async throws -> Response {
     try RequestCancellation.checkCancellation()
     // The wire transports' checks before anything is sent: a file body that is not a readable
     // regular file, or a caller's Content-Length or Transfer-Encoding that does not frame the
     // body, is invalidRequest and is not recorded.
     try RequestFraming.check(request)
+    let policy = request.attributes[RedirectPolicyAttribute.self] ?? redirectPolicy
+    var current = request
+    var visited: [(method: HTTPMethod, url: URL)] = [(request.method, request.url)]
+    while true {
+      let answer = try await self.answer(current, original: request, hop: visited.count - 1)
+      // The wire transports' redirect rule, hop by hop (CurlTransport's `follow`).
+      guard (300..<400).contains(answer.status), let location = answer.headers[.location] else {
+        return try await deliver(answer, headers: answer.headers, for: current)
+      }
+      guard let target = Redirect.target(ofLocation: location, from: current.url) else {
+        guard URL(string: location, relativeTo: current.url) != nil else {
+          throw CourierError(
+            kind: .badResponse,
+            debugMessage: "the \(answer.status) redirect's Location does not parse as a URL",
+            request: request, attempts: 1, stage: "transport")
+        }
+        return try await deliver(answer, headers: answer.headers, for: current)
+      }
+      guard
+        let next = try policy.decide(
+          original: request, previous: current, status: answer.status, location: target,
+          visited: visited)
+      else { return try await deliver(answer, headers: answer.headers, for: current) }
+      visited.append((next.method, next.url))
+      current = next
+    }
+  }
+
+  /// The scripted answer to `request`, redirect hop `hop` (0: the first request) of
+  /// `original`, recorded and framed: the first matching route, the next queued answer or the
+  /// fallback, after its delay.
+  private func answer(
+    _ request: Request, original: Request, hop: Int
+  ) async throws -> StubResponse {
     let path = Self.decodedSegments(request.url.path(percentEncoded: true))
     typealias Responder = @Sendable (Request) throws -> StubResponse
     let chosen = state.withLock { state -> Responder? in
@@ -140,14 +191,14 @@ public final class StubTransport: Transport {
     }
     if let error = stub.error {
       guard var failure = error as? CourierError else { throw error }
-      if failure.request == nil { failure.request = request }
+      // The caller's request, as the wire transports report a hop that fails.
+      if failure.request == nil || hop > 0 { failure.request = original }
       // Scripted, not the network's: middleware that tells the two apart (the reachability
       // middleware's inform mode relabels only a network stack's failures) see it so.
       failure.stage = "stub"
       throw failure
     }
-    let framed = try Self.framed(stub, for: request)
-    return try await deliver(framed, headers: framed.headers, for: request)
+    return try Self.framed(stub, for: request)
   }
 
   /// `stub` as a transport receives it from a server that frames it: no body for a `HEAD`

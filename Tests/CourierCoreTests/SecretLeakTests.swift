@@ -49,7 +49,8 @@ struct SecretLeakTests {
   func urlHeadersInLogs() async throws {
     let sink = InMemoryLogSink()
     let stub = StubTransport(
-      fallback: StubResponse(status: 302, headers: try Self.urlHeaders()))
+      fallback: StubResponse(status: 302, headers: try Self.urlHeaders()),
+      redirectPolicy: .doNotFollow)
     let client = stubClient(stub, middleware: [LoggingMiddleware(level: .headers, sink: sink)])
     // The pipeline rejects the 302; the response is logged either way.
     _ = try? await client.send(Endpoint<Data>(.get, "login"))
@@ -69,7 +70,8 @@ struct SecretLeakTests {
     let file = Self.temporaryFile()
     defer { try? FileManager.default.removeItem(at: file) }
     let stub = StubTransport(
-      fallback: StubResponse(status: 302, headers: try Self.urlHeaders()))
+      fallback: StubResponse(status: 302, headers: try Self.urlHeaders()),
+      redirectPolicy: .doNotFollow)
     let recording = RecordingTransport(wrapping: stub, cassette: file)
     _ = try await recording.send(Request(url: testBase.appendingPathComponent("login")))
     let text = try Self.cassetteText(file)

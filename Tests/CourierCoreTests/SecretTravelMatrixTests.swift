@@ -247,9 +247,10 @@ struct SecretTravelMatrixTests {
       let level: LoggingMiddleware.Level =
         sink == .logBasic ? .basic : sink == .logHeaders ? .headers : .body
       let logs = InMemoryLogSink()
-      let stub = StubTransport([
-        form.answer(), form.answer(status: 503), .failure(.connectionLost),
-      ])
+      // The Location form's 302 must reach every sink as the answer: it is not followed.
+      let stub = StubTransport(
+        [form.answer(), form.answer(status: 503), .failure(.connectionLost)],
+        redirectPolicy: .doNotFollow)
       let client = stubClient(
         stub, middleware: form.middleware + [LoggingMiddleware(level: level, sink: logs)])
       for _ in 0..<3 { _ = try? await form.send(with: client) }
@@ -266,7 +267,7 @@ struct SecretTravelMatrixTests {
       var text = ""
       for mode in ThrowingMiddleware.Mode.allCases where mode != .headers || form.isKnownToHeaders {
         let client = stubClient(
-          StubTransport(fallback: form.answer()),
+          StubTransport(fallback: form.answer(), redirectPolicy: .doNotFollow),
           middleware: form.middleware + [ThrowingMiddleware(mode: mode)])
         let error = await courierError { try await form.send(with: client) }
         #expect(error?.request != nil)
@@ -275,7 +276,8 @@ struct SecretTravelMatrixTests {
       return text
     case .statusError:
       let client = stubClient(
-        StubTransport(fallback: form.answer(status: 500)), middleware: form.middleware)
+        StubTransport(fallback: form.answer(status: 500), redirectPolicy: .doNotFollow),
+        middleware: form.middleware)
       let error = await courierError { try await form.send(with: client) }
       #expect(error?.response != nil)
       return texts(of: error)
@@ -294,19 +296,22 @@ struct SecretTravelMatrixTests {
       }
       middleware.append(LoggingMiddleware(level: .body, sink: InMemoryLogSink()))
       let client = Client(
-        baseURL: base, transport: StubTransport(fallback: form.answer()), middleware: middleware)
+        baseURL: base,
+        transport: StubTransport(fallback: form.answer(), redirectPolicy: .doNotFollow),
+        middleware: middleware)
       _ = try? await form.send(with: client)
       return client.chainDescription + "\n\(client)\n" + String(reflecting: client)
     case .cassette:
       let file = FileManager.default.temporaryDirectory.appendingPathComponent(
         "courier-matrix-\(UUID().uuidString).json")
       defer { try? FileManager.default.removeItem(at: file) }
-      let stub = StubTransport([
-        form.answer(),
-        // A transport failure whose message names the URL, as a transport's may.
-        .failure(
-          .cannotConnect, "could not connect to \(testBase.absoluteString)?token=\(form.secret)"),
-      ])
+      let stub = StubTransport(
+        [
+          form.answer(),
+          // A transport failure whose message names the URL, as a transport's may.
+          .failure(
+            .cannotConnect, "could not connect to \(testBase.absoluteString)?token=\(form.secret)"),
+        ], redirectPolicy: .doNotFollow)
       let client = Client(
         baseURL: testBase, transport: RecordingTransport(wrapping: stub, cassette: file),
         middleware: form.middleware)
@@ -321,7 +326,7 @@ struct SecretTravelMatrixTests {
     case .replayMismatch:
       return await replayMismatch(form)
     case .requestDescription:
-      let stub = StubTransport(fallback: form.answer())
+      let stub = StubTransport(fallback: form.answer(), redirectPolicy: .doNotFollow)
       _ = try? await form.send(with: stubClient(stub, middleware: form.middleware))
       let request = try #require(stub.requests.first)
       return "\(request)\n" + String(reflecting: request)

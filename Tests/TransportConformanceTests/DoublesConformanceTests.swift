@@ -203,6 +203,82 @@ struct DoublesConformanceTests {
     #expect(run.stub.headers(without: []).contains { $0.name == "Content-Encoding" } == false)
   }
 
+  // MARK: Redirects
+
+  /// A scripted redirect, and the request that meets it.
+  enum RedirectCase: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    /// A 302 to a relative `Location`: followed.
+    case found
+    /// A `POST` met by a 303: followed as a `GET` without the body.
+    case seeOther
+    /// A `PUT` met by a 307: followed with the method and the body.
+    case temporary
+    /// A 302 the endpoint does not follow (`.redirects(.doNotFollow)`): the 3xx is the answer.
+    case notFollowed
+    /// A 302 to `ftp:`: never followed, the 3xx is the answer.
+    case otherScheme
+    /// Two 302s that point at each other: `tooManyRedirects`.
+    case loop
+    /// Four hops under `follow(maximum: 3)`: `tooManyRedirects`.
+    case tooMany
+
+    var testDescription: String { rawValue }
+
+    static func moved(_ status: Int = 302, to location: String) -> Answer {
+      Answer(status: status, headers: [Field("Location", location)], body: Data("moved".utf8))
+    }
+
+    var script: Script {
+      let final = DoublesConformanceTests.profile
+      return switch self {
+      case .found, .notFollowed:
+        Script([(nil, "old", Self.moved(to: "/new")), (nil, "new", final)])
+      case .seeOther:
+        Script([(.post, "old", Self.moved(303, to: "new")), (.get, "new", final)])
+      case .temporary:
+        Script([(.put, "old", Self.moved(307, to: "/new")), (.put, "new", final)])
+      case .otherScheme: Script(Self.moved(to: "ftp://files.test/x"))
+      case .loop:
+        Script([(nil, "old", Self.moved(to: "/new")), (nil, "new", Self.moved(to: "/old"))])
+      case .tooMany:
+        Script(
+          [(nil, "old", Self.moved(to: "/1"))]
+            + (1...4).map { (nil, "\($0)", Self.moved(to: "/\($0 + 1)")) }
+            + [(nil, "5", final)])
+      }
+    }
+
+    var endpoint: Endpoint<Profile> {
+      let old = Endpoint<Profile>(.get, "old")
+      return switch self {
+      case .found, .otherScheme, .loop: old
+      case .seeOther: Endpoint<Profile>(.post, "old").jsonBody(Profile(name: "a", age: 1))
+      case .temporary:
+        Endpoint<Profile>(.put, "old").body(Data("kept".utf8), contentType: "text/plain")
+      case .notFollowed: old.redirects(.doNotFollow)
+      case .tooMany: old.redirects(.follow(maximum: 3))
+      }
+    }
+  }
+
+  /// Both wire transports follow a redirect by Courier's `RedirectPolicy`; a stub that handed
+  /// the 302 back let a test pass on code that production never runs (and fail on code that
+  /// works).
+  @Test(
+    "a scripted redirect is followed, or not, as production follows it",
+    .timeLimit(.minutes(1)), arguments: TransportKind.wire, RedirectCase.allCases)
+  func redirect(kind: TransportKind, redirect: RedirectCase) async throws {
+    let run = try await ThreeWays.run(kind, redirect.script, redirect.endpoint)
+    #expect(run.differences(kind) == [])
+    switch redirect {
+    case .found, .seeOther, .temporary:
+      #expect(run.stub.value == "Profile(name: \"Li\", age: 30)")
+      #expect(run.stubbed.count == 2)
+    case .notFollowed, .otherScheme: #expect(run.stub.error == "httpStatus 302")
+    case .loop, .tooMany: #expect(run.stub.error == "tooManyRedirects -")
+    }
+  }
+
   // MARK: Request bodies and framing
 
   /// A request body as a caller gives it.
