@@ -45,11 +45,14 @@ import Synchronization
 /// as the response. A test of how code handles a `3xx` itself scripts it on a stub made with
 /// `redirectPolicy: .doNotFollow`, or sends with `.redirects(.doNotFollow)`.
 ///
-/// Path patterns compare slash-separated segments of the URL path, each percent-decoded after
-/// the path is split, as a server routes them: a parameter whose value holds a `/` (sent as
-/// `%2F`) is one segment. A pattern's segments are decoded the same way, so a route may be
-/// written as the wire path reads (`files/a%2Fb`, `caf%C3%A9`) or decoded (`café`). `*` or
-/// `{name}` matches any one segment and a trailing `**` matches the rest.
+/// Path patterns compare slash-separated segments of the URL path as the wire transports send
+/// it and a server routes it: the dot segments `.` and `..` removed (RFC 3986 §5.2.4; `%2E%2E`
+/// stays a name), then each segment percent-decoded after the path is split, so a parameter
+/// whose value holds a `/` (sent as `%2F`) is one segment. A pattern's segments are decoded
+/// the same way, so a route may be written as the wire path reads (`files/a%2Fb`,
+/// `caf%C3%A9`) or decoded (`café`). Empty segments (`a//b`) are skipped. `*` or `{name}`
+/// matches any one segment and a trailing `**` matches the rest. ``requests`` holds each
+/// request as the client handed it over, its URL unchanged.
 public final class StubTransport: Transport {
   private struct Route {
     let method: HTTPMethod?
@@ -169,7 +172,8 @@ public final class StubTransport: Transport {
   private func answer(
     _ request: Request, original: Request, hop: Int
   ) async throws -> StubResponse {
-    let path = Self.decodedSegments(request.url.path(percentEncoded: true))
+    let path = Self.decodedSegments(
+      request.url.path(percentEncoded: true), removingDotSegments: true)
     typealias Responder = @Sendable (Request) throws -> StubResponse
     let chosen = state.withLock { state -> Responder? in
       state.requests.append(request)
@@ -317,10 +321,30 @@ public final class StubTransport: Transport {
 
   /// The slash-separated segments of `path`, each percent-decoded after the split (one that
   /// holds no valid escape stays as written): an escaped slash stays inside its segment.
-  private static func decodedSegments(_ path: String) -> [Substring] {
-    path.split(separator: "/", omittingEmptySubsequences: true).map {
+  private static func decodedSegments(
+    _ path: String, removingDotSegments: Bool = false
+  ) -> [Substring] {
+    var segments = path.split(separator: "/", omittingEmptySubsequences: true)
+    // Before decoding: `%2E%2E` is a name, not a dot segment.
+    if removingDotSegments { segments = Self.removingDotSegments(segments) }
+    return segments.map {
       $0.contains("%") ? Substring($0.removingPercentEncoding ?? String($0)) : $0
     }
+  }
+
+  /// `segments` without the dot segments a transport removes from a path before sending it
+  /// (RFC 3986 §5.2.4: `.` goes, `..` takes the segment before it along); `%2E%2E` is a name,
+  /// not a dot segment, and stays.
+  private static func removingDotSegments(_ segments: [Substring]) -> [Substring] {
+    var kept: [Substring] = []
+    for segment in segments {
+      switch segment {
+      case ".": continue
+      case "..": _ = kept.popLast()
+      default: kept.append(segment)
+      }
+    }
+    return kept
   }
 
   private static func matches(_ pattern: [Substring], _ path: [Substring]) -> Bool {

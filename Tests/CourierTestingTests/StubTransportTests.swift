@@ -80,4 +80,13 @@ struct StubTransportTests {
     let split = await courierError { try await client.send(Endpoint<Data>(.get, "files/a/b/raw")) }
     #expect(split?.status == 404)
   }
+
+  @Test("empty segments are skipped in routing; the recorded request keeps its URL")
+  func emptySegments() async throws {
+    let stub = StubTransport()
+    stub.on(.get, "a/b", .text("ab"))
+    let client = Client(baseURL: URL(string: "https://api.test/"), transport: stub)
+    #expect(try await client.send(Endpoint<String>(.get, "a//b")) == "ab")
+    #expect(stub.requests.last?.url.path(percentEncoded: true) == "/a//b")
+  }
 }

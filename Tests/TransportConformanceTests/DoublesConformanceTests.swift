@@ -47,6 +47,25 @@ struct DoublesConformanceTests {
     }
   }
 
+  /// libcurl (under both transports) removes the dot segments of a template before sending
+  /// it, so the server routes `files/../admin` as `admin`; the stub routed the path as the
+  /// client built it and answered 404. `%2E%2E` is a name to every side.
+  @Test(
+    "a template's dot segments are removed before routing, as on the wire; %2E%2E stays a name",
+    .timeLimit(.minutes(1)), arguments: TransportKind.wire)
+  func dotSegments(kind: TransportKind) async throws {
+    let script = Script([(nil, "admin", Self.profile), (nil, "files/admin", Self.profile)])
+    for template in [
+      "files/../admin", "files/./admin", "files/a/b/../../admin", "files/%2E%2E/admin",
+    ] {
+      let run = try await ThreeWays.run(kind, script, Endpoint<Profile>(.get, template))
+      #expect(run.differences(kind) == [], "\(template)")
+      #expect(run.production.status == (template.contains("%2E") ? 404 : 200), "\(template)")
+      // Documented: the stub keeps the request as the client handed it over.
+      #expect(run.stubbed.first?.target == "/" + template)
+    }
+  }
+
   @Test(
     "query items reach every side as the same encoded query", .timeLimit(.minutes(1)),
     arguments: TransportKind.wire)

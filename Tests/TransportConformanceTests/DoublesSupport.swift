@@ -174,6 +174,22 @@ struct Seen: Sendable, Equatable, CustomStringConvertible {
       withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed])
   }
 
+  /// `target` as a transport sends it: the path's dot segments removed (RFC 3986 §5.2.4).
+  /// The doubles keep a request as the client handed it over.
+  static func removingDotSegments(_ target: String) -> String {
+    let query = target.firstIndex(of: "?")
+    let path = target[..<(query ?? target.endIndex)]
+    var kept: [Substring] = []
+    for segment in path.split(separator: "/", omittingEmptySubsequences: false).dropFirst() {
+      switch segment {
+      case ".": continue
+      case "..": _ = kept.popLast()
+      default: kept.append(segment)
+      }
+    }
+    return "/" + kept.joined(separator: "/") + target[(query ?? target.endIndex)...]
+  }
+
   static func target(of url: URL) -> String {
     url.path(percentEncoded: true) + (url.query(percentEncoded: true).map { "?" + $0 } ?? "")
   }
@@ -185,7 +201,9 @@ struct Seen: Sendable, Equatable, CustomStringConvertible {
   func differences(from wire: Seen) -> [String] {
     var found: [String] = []
     if method != wire.method { found.append("method \(method), the wire \(wire.method)") }
-    if target != wire.target { found.append("target \(target), the wire \(wire.target)") }
+    if Self.removingDotSegments(target) != wire.target {
+      found.append("target \(target), the wire \(wire.target)")
+    }
     if !Self.sameBody(body, wire.body) {
       found.append("body of \(body.count) bytes, the wire \(wire.body.count) bytes")
     }
