@@ -305,12 +305,15 @@ struct DoublesConformanceTests {
     case form
     case multipart
     case bytes
+    /// A file streamed from disk (`fileBody`).
+    case file
     case rightContentLength
     case emptyPOST
 
     var testDescription: String { rawValue }
 
-    func endpoint() -> Endpoint<Data> {
+    /// The endpoint, its file parts and file body read from `file`.
+    func endpoint(file: URL) -> Endpoint<Data> {
       let base = Endpoint<Data>(.post, "upload")
       return switch self {
       case .form: base.formBody([("user", "li lei"), ("pass", "p&ss=1+"), ("é", "李")])
@@ -319,6 +322,7 @@ struct DoublesConformanceTests {
           MultipartForm(boundary: "courier-doubles").field("a", "1")
             .file("f", data: Data([0, 1, 2, 0xFF]), filename: "été.bin"))
       case .bytes: base.body(Data([0xFF, 0x00, 0xFE]), contentType: "application/octet-stream")
+      case .file: base.fileBody(file, contentType: "application/octet-stream")
       case .rightContentLength:
         base.body(Data("ab".utf8), contentType: "text/plain").header("Content-Length", "2")
       case .emptyPOST: base
@@ -330,10 +334,44 @@ struct DoublesConformanceTests {
     "a request body reaches every side byte for byte, with the Content-Length of its bytes",
     .timeLimit(.minutes(1)), arguments: TransportKind.wire, RequestBodyCase.allCases)
   func requestBody(kind: TransportKind, body: RequestBodyCase) async throws {
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "courier-doubles-body-\(UUID().uuidString).bin")
+    try Data((0..<5000).map { UInt8($0 % 251) }).write(to: file)
+    defer { try? FileManager.default.removeItem(at: file) }
     let run = try await ThreeWays.run(
       kind, Script(Answer(body: Data("ok".utf8))), replayMatching: .methodURLAndBody,
-      describe: { String(decoding: $0, as: UTF8.self) }, body.endpoint())
+      describe: { String(decoding: $0, as: UTF8.self) }, body.endpoint(file: file))
     #expect(run.differences(kind) == [])
     #expect(run.production.value == "ok")
+  }
+
+  /// A cassette recorded a file body as no body at all, so a replay matching bodies served
+  /// any file the recorded answer.
+  @Test("a replay matching bodies tells two file bodies apart", .timeLimit(.minutes(1)))
+  func fileBodyMatching() async throws {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "courier-doubles-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let (first, second) = (folder.appendingPathComponent("1"), folder.appendingPathComponent("2"))
+    try Data("first file".utf8).write(to: first)
+    try Data("second file".utf8).write(to: second)
+    let cassette = folder.appendingPathComponent("cassette.json")
+    let base = try #require(URL(string: "https://api.test/"))
+    let upload = { (file: URL) in
+      Endpoint<String>(.put, "upload").fileBody(file, contentType: "text/plain")
+    }
+    _ = try await Client(
+      baseURL: base,
+      transport: RecordingTransport(
+        wrapping: StubTransport(fallback: .text("stored")), cassette: cassette)
+    ).send(upload(first))
+    let replay = Client(
+      baseURL: base, transport: try ReplayTransport(cassette: cassette, matching: .methodURLAndBody)
+    )
+    let other = await courierError { try await replay.send(upload(second)) }
+    #expect(other?.kind == .transport)
+    #expect(other?.debugDescription.contains("the body differs") == true)
+    #expect(try await replay.send(upload(first)) == "stored")
   }
 }

@@ -178,10 +178,13 @@ public struct Cassette: Codable, Sendable, Equatable {
 extension Cassette.RecordedMessage {
   /// `request` as a cassette records it: URL, headers and body redacted by `redaction`
   /// (the request's ``CredentialHeadersAttribute`` headers included), a gzip or deflate
-  /// body decoded first (see ``Cassette/recorded(_:headers:redaction:header:)``).
+  /// body decoded first (see ``Cassette/recorded(_:headers:redaction:header:)``). A file body
+  /// (`RequestBody.file`, a multipart form with file parts) is read whole: its bytes are what
+  /// the wire carries, and what a replay compares under ``ReplayTransport/Matching/body``.
   public init(_ request: Request, redaction: Redaction) {
+    let bytes = request.body.data ?? request.body.fileURL.flatMap { try? Data(contentsOf: $0) }
     let (headers, body) = Cassette.recorded(
-      request.body.data ?? Data(), headers: request.headers, redaction: redaction
+      bytes ?? Data(), headers: request.headers, redaction: redaction
     ) { redaction.header($0, of: request) }
     self.init(
       method: request.method.rawValue, url: redaction.url(request.url), headers: headers,
