@@ -113,7 +113,10 @@ public final class StubTransport: Transport {
     state.withLock { $0.routes.append(route) }
   }
 
-  /// Every request this transport received, in order.
+  /// Every request this transport received, in order, redirect hops included. A temporary
+  /// file body (`RequestBody.temporaryFile`: a multipart form with file parts, whose file the
+  /// client deletes once the call returns) is kept as the bytes it held when it arrived, so a
+  /// test can read what was sent after the call, as it reads a `MockServer` request.
   public var requests: [Request] { state.withLock { $0.requests } }
 
   /// Returns once this transport has received at least `count` requests in all: the event to
@@ -174,9 +177,15 @@ public final class StubTransport: Transport {
   ) async throws -> StubResponse {
     let path = Self.decodedSegments(
       request.url.path(percentEncoded: true), removingDotSegments: true)
+    var kept = request
+    if request.body.isTemporaryFile, let file = request.body.fileURL,
+      let bytes = try? Data(contentsOf: file)
+    {
+      kept.body = .data(bytes)
+    }
     typealias Responder = @Sendable (Request) throws -> StubResponse
     let chosen = state.withLock { state -> Responder? in
-      state.requests.append(request)
+      state.requests.append(kept)
       if let route = state.routes.first(where: {
         ($0.method == nil || $0.method == request.method) && Self.matches($0.pattern, path)
       }) {

@@ -307,6 +307,8 @@ struct DoublesConformanceTests {
     case bytes
     /// A file streamed from disk (`fileBody`).
     case file
+    /// A multipart form with a file part: a temporary file the client deletes after the call.
+    case multipartFile
     case rightContentLength
     case emptyPOST
 
@@ -323,6 +325,9 @@ struct DoublesConformanceTests {
             .file("f", data: Data([0, 1, 2, 0xFF]), filename: "été.bin"))
       case .bytes: base.body(Data([0xFF, 0x00, 0xFE]), contentType: "application/octet-stream")
       case .file: base.fileBody(file, contentType: "application/octet-stream")
+      case .multipartFile:
+        base.multipartBody(
+          MultipartForm(boundary: "courier-doubles").field("a", "1").file("f", url: file))
       case .rightContentLength:
         base.body(Data("ab".utf8), contentType: "text/plain").header("Content-Length", "2")
       case .emptyPOST: base
