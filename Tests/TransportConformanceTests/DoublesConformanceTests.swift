@@ -121,6 +121,10 @@ struct DoublesConformanceTests {
     case nul
     case crlf
     case errorPage
+    /// Text that starts with a UTF-8 byte order mark: a cassette dropped it.
+    case byteOrderMark
+    /// JSON that starts with a byte order mark, redacted inside.
+    case jsonByteOrderMark
 
     var testDescription: String { rawValue }
 
@@ -133,6 +137,14 @@ struct DoublesConformanceTests {
       case .nul: Answer(body: Data([0x61, 0x00, 0x62]))
       case .crlf:
         Answer(headers: [Field("Content-Type", "text/plain")], body: Data("a\r\nb\r".utf8))
+      case .byteOrderMark:
+        Answer(
+          headers: [Field("Content-Type", "text/plain")],
+          body: Data([0xEF, 0xBB, 0xBF]) + Data("hi".utf8))
+      case .jsonByteOrderMark:
+        Answer(
+          headers: [Field("Content-Type", "application/json")],
+          body: Data([0xEF, 0xBB, 0xBF]) + Data(#"{"id":7}"#.utf8))
       case .errorPage:
         Answer(
           status: 404, headers: [Field("Content-Type", "text/plain")],

@@ -256,7 +256,8 @@ public struct Redaction: Sendable, Hashable {
         return Data(redacted)
       }
     }
-    guard let text = String(data: data, encoding: .utf8) else { return data }
+    // Not `String(data:encoding:)`, which drops a leading byte order mark.
+    guard let text = String(validating: data, as: UTF8.self) else { return data }
     return Data(body(text, contentType: contentType).utf8)
   }
 
@@ -496,7 +497,7 @@ enum MultipartRedactor {
     if case .multipart(let boundary) = BodyShape(contentType: type, text: nil) {
       return head + (redact(Array(content), boundary: boundary, with: redaction) ?? Array(content))
     }
-    guard let text = String(bytes: content, encoding: .utf8),
+    guard let text = String(validating: content, as: UTF8.self),
       let redacted = redaction.redactedBody(text, contentType: type)
     else { return Array(part) }
     return head + Array(redacted.utf8)

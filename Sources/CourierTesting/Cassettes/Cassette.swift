@@ -158,9 +158,10 @@ public struct Cassette: Codable, Sendable, Equatable {
     /// The body in base64, when it is not UTF-8.
     public var base64: String?
 
-    /// `data` as text when it is UTF-8 (after `redact`), else as base64.
+    /// `data` as text when it is UTF-8 (after `redact`), else as base64. The text holds every
+    /// byte, a leading byte order mark included (`String(data:encoding:)` drops one).
     public init(_ data: Data, redact: (String) -> String = { $0 }) {
-      if let text = String(data: data, encoding: .utf8) {
+      if let text = String(validating: data, as: UTF8.self) {
         self.text = redact(text)
       } else {
         self.base64 = data.base64EncodedString()
