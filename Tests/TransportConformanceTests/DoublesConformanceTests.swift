@@ -221,6 +221,47 @@ struct DoublesConformanceTests {
     }
   }
 
+  /// A cassette records a body redacted, so a replay serves `***` where the secret was: a
+  /// documented difference. The `Content-Length` it served was the live body's, which no
+  /// transport ever hands back over a body of another length.
+  @Test(
+    "a replay serves a redacted body under its own Content-Length; the stub serves it as is",
+    .timeLimit(.minutes(1)), arguments: TransportKind.wire, [200, 401])
+  func redactedBody(kind: TransportKind, status: Int) async throws {
+    let answer = Answer.json(#"{"name":"Li","age":30,"token":"SECRET-VALUE"}"#, status: status)
+    let run = try await ThreeWays.run(
+      kind, Script(answer), describe: { String(decoding: $0, as: UTF8.self) },
+      Endpoint<Data>(.get, "me"))
+    let redacted = #"{"name":"Li","age":30,"token":"***"}"#
+    #expect(run.production.body == answer.body)
+    #expect(run.agrees(run.stub, kind))
+    #expect(run.replay.body == Data(redacted.utf8))
+    #expect(run.replay.status == status)
+    #expect(
+      run.replay.headers.first { $0.name == "Content-Length" }?.value == String(redacted.utf8.count)
+    )
+    let recorded = try #require(run.cassette?.interactions.first?.response)
+    #expect(recorded.headers.contains(["Content-Length", String(redacted.utf8.count)]))
+  }
+
+  /// A cassette recorded before cassettes wrote a redacted body's length (or edited by hand)
+  /// holds the live length over a shorter body: the replay frames the body it serves.
+  @Test("a replayed Content-Length is the served body's length", .timeLimit(.minutes(1)))
+  func replayedLength() async throws {
+    let url = "https://api.test/me"
+    let cassette = Cassette(interactions: [
+      Cassette.Interaction(
+        request: Cassette.RecordedMessage(method: "GET", url: url),
+        response: Cassette.RecordedResponse(
+          status: 200, headers: [["Content-Type", "application/json"], ["Content-Length", "45"]],
+          body: Cassette.Body(Data(#"{"token":"***"}"#.utf8))))
+    ])
+    let response = try await ReplayTransport(cassette: cassette).send(
+      Request(url: try #require(URL(string: url))))
+    #expect(response.headers[.contentLength] == "15")
+    #expect(response.headers[.contentType] == "application/json")
+  }
+
   @Test(
     "a gzip answer through GzipMiddleware decodes alike, its headers made true",
     .timeLimit(.minutes(1)), arguments: TransportKind.wire)

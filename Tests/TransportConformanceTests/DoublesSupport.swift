@@ -234,6 +234,8 @@ struct ThreeWays: Sendable {
   var wire: [Seen]
   /// The requests the cassette holds, as recorded.
   var recorded: [Seen]
+  /// The cassette production was recorded into, as its file holds it.
+  var cassette: Cassette?
   /// What the stub was asked, in order.
   var stubbed: [Seen]
 
@@ -263,7 +265,8 @@ struct ThreeWays: Sendable {
     var wire: [Seen] = []
     while wire.count < server.requestCount { wire.append(Seen(try await server.takeRequest())) }
 
-    let recorded = (try? Cassette(contentsOf: file))?.interactions.map { Seen($0.request) } ?? []
+    let cassette = try? Cassette(contentsOf: file)
+    let recorded = cassette?.interactions.map { Seen($0.request) } ?? []
     let replay: CallerView
     if FileManager.default.fileExists(atPath: file.path) {
       let transport = try ReplayTransport(cassette: file, matching: replayMatching)
@@ -288,7 +291,7 @@ struct ThreeWays: Sendable {
       endpoint, describe)
     return ThreeWays(
       production: production, replay: replay, stub: stubbed, wire: wire, recorded: recorded,
-      stubbed: stub.requests.map(Seen.init))
+      cassette: cassette, stubbed: stub.requests.map(Seen.init))
   }
 
   private static func outcome<Value: Sendable>(
@@ -310,18 +313,26 @@ struct ThreeWays: Sendable {
   /// Over `URLSessionTransport` the response's fields are compared as that transport keeps
   /// them (``CallerView/asURLSessionKeeps(_:)``): in no particular order, a repeated name
   /// but `Set-Cookie` as one field.
-  func differences(_ kind: TransportKind, ignoringHeaders ignored: [String] = []) -> [String] {
-    var found: [String] = []
+  /// Whether `double` saw what production saw over `kind`, the fields named in `ignored`
+  /// left out (see ``differences(_:ignoringHeaders:)``).
+  func agrees(
+    _ double: CallerView, _ kind: TransportKind, ignoringHeaders ignored: [String] = []
+  ) -> Bool {
     let keep: ([Field]) -> [Field] = { fields in
       kind == .urlSession ? CallerView.asURLSessionKeeps(fields) : fields
     }
-    let reference = keep(production.headers(without: ignored))
-    for (name, double) in [("replay", replay), ("stub", stub)] {
-      var left = double
-      var right = production
-      left.headers = keep(double.headers(without: ignored))
-      right.headers = reference
-      if left != right { found.append("\(name): \(double)\n  production: \(production)") }
+    var left = double
+    var right = production
+    left.headers = keep(double.headers(without: ignored))
+    right.headers = keep(production.headers(without: ignored))
+    return left == right
+  }
+
+  func differences(_ kind: TransportKind, ignoringHeaders ignored: [String] = []) -> [String] {
+    var found: [String] = []
+    for (name, double) in [("replay", replay), ("stub", stub)]
+    where !agrees(double, kind, ignoringHeaders: ignored) {
+      found.append("\(name): \(double)\n  production: \(production)")
     }
     if stubbed.count != wire.count {
       found.append("the stub saw \(stubbed.count) requests, the server \(wire.count)")

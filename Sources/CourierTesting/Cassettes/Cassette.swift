@@ -213,21 +213,23 @@ extension Cassette {
   /// would pass the redaction unseen and come back to anyone who decompresses the file. A
   /// replay then serves the plain body, which every client reads as it read the decoded one.
   /// A coding that cannot be undone (`br`, a corrupt stream, one past
-  /// `DecompressionLimit.standard`) leaves the body as it came.
+  /// `DecompressionLimit.standard`) leaves the body as it came. A body that redaction
+  /// changes to another length (`"token":"***"`) gets that length as its `Content-Length`
+  /// too, so a replay serves the redacted body framed as it is.
   static func recorded(
     _ data: Data, headers: HTTPHeaders, redaction: Redaction,
     header: (HTTPHeaders.Field) -> String
   ) -> (headers: [[String]], body: Body?) {
     let plain = decoded(data, headers: headers)
     let body = redaction.body(plain ?? data, contentType: headers[.contentType])
+    // A body the cassette changed, decoded or redacted to another length, gets its own.
+    let rewritesLength = plain != nil || body.count != data.count
     var pairs: [[String]] = []
     for field in headers {
-      if plain != nil {
-        if field.name == .contentEncoding { continue }
-        if field.name == .contentLength {
-          pairs.append([field.name.rawName, String(body.count)])
-          continue
-        }
+      if plain != nil, field.name == .contentEncoding { continue }
+      if rewritesLength, field.name == .contentLength {
+        pairs.append([field.name.rawName, String(body.count)])
+        continue
       }
       pairs.append([field.name.rawName, header(field)])
     }

@@ -6,6 +6,10 @@ import Synchronization
 /// response (or error) of the first unused interaction that matches it, so a test runs
 /// offline against real answers.
 ///
+/// A response is served as recorded: its header fields with their bytes, and its body as the
+/// cassette holds it, which is redacted (`"token":"***"`, `Set-Cookie: ***`) and decoded from
+/// gzip or deflate (see ``RecordingTransport``), with a `Content-Length` of that body.
+///
 /// A request is compared after the same redaction the recording used, so a live
 /// `?token=…` matches the recorded `?token=***`. What must match is a ``Matching`` value:
 /// method and URL by default; optionally only the path and query (when the host differs
@@ -106,11 +110,17 @@ public final class ReplayTransport: Transport {
     if let recorded = interaction.response {
       // Received fields, as a wire transport builds them: their bytes are the server's (a
       // non-ASCII `filename` stays), not held to the rules for fields a caller sends.
-      let headers = HTTPHeaders(
+      var headers = HTTPHeaders(
         received: recorded.headers.lazy.filter { $0.count == 2 }.map { ($0[0], $0[1]) })
-      return Response(
-        status: recorded.status, headers: headers, body: recorded.body?.data ?? Data(),
-        request: request)
+      let body = recorded.body?.data ?? Data()
+      // The body served is the recorded one, redacted: its length frames it, as on the wire
+      // (a file recorded before cassettes wrote the redacted length holds the live one).
+      if !body.isEmpty, !headers.contains(.contentEncoding),
+        let length = headers[.contentLength], length != String(body.count)
+      {
+        try? headers.set(.contentLength, String(body.count))
+      }
+      return Response(status: recorded.status, headers: headers, body: body, request: request)
     }
     let failure = interaction.error ?? Cassette.RecordedError(kind: "transport", message: "")
     throw CourierError(
