@@ -364,11 +364,16 @@ struct DoublesConformanceTests {
     case multipartFile
     case rightContentLength
     case emptyPOST
+    /// A caller's `Content-Length` that is not the body's: refused before sending.
+    case wrongContentLength
+    /// A caller's `Transfer-Encoding`: refused before sending.
+    case transferEncoding
 
     var testDescription: String { rawValue }
 
-    /// The endpoint, its file parts and file body read from `file`.
-    func endpoint(file: URL) -> Endpoint<Data> {
+    /// The endpoint, its file part or file body read from `file` (the cases without one
+    /// ignore it).
+    func endpoint(file: URL = URL(fileURLWithPath: "/dev/null")) -> Endpoint<Data> {
       let base = Endpoint<Data>(.post, "upload")
       return switch self {
       case .form: base.formBody([("user", "li lei"), ("pass", "p&ss=1+"), ("é", "李")])
@@ -384,6 +389,11 @@ struct DoublesConformanceTests {
       case .rightContentLength:
         base.body(Data("ab".utf8), contentType: "text/plain").header("Content-Length", "2")
       case .emptyPOST: base
+      case .wrongContentLength:
+        base.body(Data("ab".utf8), contentType: "text/plain").header("Content-Length", "5")
+      case .transferEncoding:
+        base.body(Data("ab".utf8), contentType: "text/plain")
+          .header("Transfer-Encoding", "chunked")
       }
     }
   }
@@ -400,7 +410,37 @@ struct DoublesConformanceTests {
       kind, Script(Answer(body: Data("ok".utf8))), replayMatching: .methodURLAndBody,
       describe: { String(decoding: $0, as: UTF8.self) }, body.endpoint(file: file))
     #expect(run.differences(kind) == [])
+    switch body {
+    case .wrongContentLength, .transferEncoding:
+      #expect(run.production.error == "invalidRequest -")
+      #expect(run.wire.isEmpty && run.stubbed.isEmpty)
+    default: #expect(run.production.value == "ok")
+    }
+  }
+
+  /// A replay matched such a request by method and URL and served the recorded answer, where
+  /// both wire transports and the stub refuse it before sending.
+  @Test(
+    "a replay refuses a request production refuses, even when the cassette holds its URL",
+    .timeLimit(.minutes(1)))
+  func replayRefusesBadFraming() async throws {
+    let run = try await ThreeWays.run(
+      .curl, Script(Answer(body: Data("ok".utf8))),
+      describe: { String(decoding: $0, as: UTF8.self) },
+      RequestBodyCase.rightContentLength.endpoint())
     #expect(run.production.value == "ok")
+    let cassette = try #require(run.cassette)
+    let base = try #require(URL(string: "http://127.0.0.1/"))
+    for endpoint in [
+      RequestBodyCase.wrongContentLength.endpoint(),
+      RequestBodyCase.transferEncoding.endpoint(),
+    ] {
+      let replay = Client(
+        baseURL: base,
+        transport: ReplayTransport(cassette: cassette, matching: .methodPathAndQuery))
+      let error = await courierError { try await replay.send(endpoint) }
+      #expect(error?.kind == .invalidRequest, "\(String(reflecting: error))")
+    }
   }
 
   /// A cassette recorded a file body as no body at all, so a replay matching bodies served

@@ -6,6 +6,12 @@ import Synchronization
 /// response (or error) of the first unused interaction that matches it, so a test runs
 /// offline against real answers.
 ///
+/// Before it looks for a match, it checks a request as the wire transports do (a file body
+/// must be a readable regular file, a caller's `Content-Length` must be the body's length, a
+/// `Transfer-Encoding` is refused): such a request fails with
+/// ``CourierError/Kind/invalidRequest``, as it would in production, whatever the cassette
+/// holds.
+///
 /// A response is served as recorded: its header fields with their bytes, and its body as the
 /// cassette holds it, which is redacted (`"token":"***"`, `Set-Cookie: ***`) and decoded from
 /// gzip or deflate (see ``RecordingTransport``), with a `Content-Length` of that body.
@@ -94,6 +100,10 @@ public final class ReplayTransport: Transport {
   /// The recorded answer to `request`.
   public func send(_ request: Request) async throws -> Response {
     try RequestCancellation.checkCancellation()
+    // What the wire transports refuse before sending is refused here too, recorded or not:
+    // a file body that is not a readable regular file, a caller's Content-Length that is not
+    // the body's, any Transfer-Encoding.
+    try RequestFraming.check(request)
     let live = Cassette.RecordedMessage(request, redaction: redaction)
     let candidates = cassette.interactions.indices.filter {
       mismatch(live, cassette.interactions[$0].request) == nil
