@@ -41,7 +41,9 @@ public final class ReplayTransport: Transport {
     public var wholeURL: Bool
     /// Header names whose values must be equal too.
     public var headers: [String]
-    /// Whether the bodies must be equal too.
+    /// Whether the bodies must be equal too: the same bytes, or, when the live request's
+    /// `Content-Type` names JSON, the same JSON document (`JSONEncoder` writes an object's
+    /// members in no set order, so one value encodes to different bytes from run to run).
     public var body: Bool
 
     /// Creates a matching rule.
@@ -157,8 +159,30 @@ public final class ReplayTransport: Transport {
         return "header \(name) differs"
       }
     }
-    if matching.body, live.body?.data != recorded.body?.data { return "the body differs" }
+    if matching.body, !Self.sameBody(live, recorded) { return "the body differs" }
     return nil
+  }
+
+  /// Whether two bodies are the same bytes, or the same JSON document when `live` says it is
+  /// JSON: members in any order, white space aside.
+  private static func sameBody(
+    _ live: Cassette.RecordedMessage, _ recorded: Cassette.RecordedMessage
+  ) -> Bool {
+    let (left, right) = (live.body?.data ?? Data(), recorded.body?.data ?? Data())
+    if left == right { return true }
+    let type = live.headers.first { $0.count == 2 && $0[0].lowercased() == "content-type" }?[1]
+    guard type?.lowercased().contains("json") == true,
+      let left = canonicalJSON(left), let right = canonicalJSON(right)
+    else { return false }
+    return left == right
+  }
+
+  /// `data` parsed as JSON and written again with sorted keys, or `nil` when it is not JSON.
+  private static func canonicalJSON(_ data: Data) -> Data? {
+    guard let value = try? JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed)
+    else { return nil }
+    return try? JSONSerialization.data(
+      withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed])
   }
 
   private func comparable(_ url: String) -> String {
