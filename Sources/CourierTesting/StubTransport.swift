@@ -21,6 +21,11 @@ import Synchronization
 /// #expect(stub.requests.last?.url.path == "/user/7")
 /// ```
 ///
+/// Time passes only in a scripted ``StubResponse/delay`` or ``StubResponse/chunkInterval``,
+/// on the stub's clock. A ``Request/timeout`` (`Endpoint.timeout(_:)`) is applied as the wire
+/// transports apply it, with or without a `TimeoutMiddleware`: a total limit for the attempt
+/// and its redirect hops, past which it fails with ``CourierError/Kind/timedOut``.
+///
 /// Before it answers, it checks a request as the wire transports do: a file body must be a
 /// readable regular file, and a `Content-Length` set by the caller must be the body's length
 /// (a `Transfer-Encoding` is refused). Such a request fails with
@@ -144,11 +149,14 @@ public final class StubTransport: Transport {
     let policy = request.attributes[RedirectPolicyAttribute.self] ?? redirectPolicy
     var current = request
     var visited: [(method: HTTPMethod, url: URL)] = [(request.method, request.url)]
+    // What is left of the request's timeout, which covers every hop, as on the wire.
+    var left = request.timeout
     while true {
-      let answer = try await self.answer(current, original: request, hop: visited.count - 1)
+      let answer = try await self.answer(
+        current, original: request, hop: visited.count - 1, left: &left)
       // The wire transports' redirect rule, hop by hop (CurlTransport's `follow`).
       guard (300..<400).contains(answer.status), let location = answer.headers[.location] else {
-        return try await deliver(answer, headers: answer.headers, for: current)
+        return try await deliver(answer, headers: answer.headers, for: current, left: &left)
       }
       guard let target = Redirect.target(ofLocation: location, from: current.url) else {
         guard URL(string: location, relativeTo: current.url) != nil else {
@@ -157,13 +165,15 @@ public final class StubTransport: Transport {
             debugMessage: "the \(answer.status) redirect's Location does not parse as a URL",
             request: request, attempts: 1, stage: "transport")
         }
-        return try await deliver(answer, headers: answer.headers, for: current)
+        return try await deliver(answer, headers: answer.headers, for: current, left: &left)
       }
       guard
         let next = try policy.decide(
           original: request, previous: current, status: answer.status, location: target,
           visited: visited)
-      else { return try await deliver(answer, headers: answer.headers, for: current) }
+      else {
+        return try await deliver(answer, headers: answer.headers, for: current, left: &left)
+      }
       visited.append((next.method, next.url))
       current = next
     }
@@ -171,9 +181,9 @@ public final class StubTransport: Transport {
 
   /// The scripted answer to `request`, redirect hop `hop` (0: the first request) of
   /// `original`, recorded and framed: the first matching route, the next queued answer or the
-  /// fallback, after its delay.
+  /// fallback, after its delay within `left` of the request's timeout.
   private func answer(
-    _ request: Request, original: Request, hop: Int
+    _ request: Request, original: Request, hop: Int, left: inout Duration?
   ) async throws -> StubResponse {
     let path = Self.decodedSegments(
       request.url.path(percentEncoded: true), removingDotSegments: true)
@@ -199,9 +209,7 @@ public final class StubTransport: Transport {
     }
     received.increment()
     let stub = try chosen?(request) ?? fallback
-    if stub.delay > .zero {
-      try await RequestCancellation.sleep(for: stub.delay, clock: clock)
-    }
+    try await sleep(stub.delay, within: &left, of: original)
     if let error = stub.error {
       guard var failure = error as? CourierError else { throw error }
       // The caller's request, as the wire transports report a hop that fails.
@@ -269,7 +277,7 @@ public final class StubTransport: Transport {
   /// progress, honouring an explicit ``ResponseBodyLimitAttribute``, and writing a `2xx` body
   /// of a download (``DownloadAttribute``) to its file with ``DownloadWriter``.
   private func deliver(
-    _ stub: StubResponse, headers: HTTPHeaders, for request: Request
+    _ stub: StubResponse, headers: HTTPHeaders, for request: Request, left: inout Duration?
   )
     async throws -> Response
   {
@@ -298,9 +306,7 @@ public final class StubTransport: Transport {
     var delivered = 0
     var kept = Data()
     repeat {
-      if stub.chunkInterval > .zero {
-        try await RequestCancellation.sleep(for: stub.chunkInterval, clock: clock)
-      }
+      try await sleep(stub.chunkInterval, within: &left, of: request)
       try RequestCancellation.checkCancellation()
       let end = min(body.count, delivered + size)
       let piece = body[(body.startIndex + delivered)..<(body.startIndex + end)]
@@ -323,6 +329,30 @@ public final class StubTransport: Transport {
     }
     progress?.completeAttempt(total: response.downloadedFile?.byteCount ?? Int64(kept.count))
     return response
+  }
+
+  /// Waits `duration` on the stub's clock, within `left` of `request`'s timeout (`nil`: no
+  /// limit): a wait that reaches the limit waits what is left and fails with
+  /// ``CourierError/Kind/timedOut``, as a wire transport ends an attempt at its
+  /// ``Request/timeout``.
+  private func sleep(
+    _ duration: Duration, within left: inout Duration?, of request: Request
+  ) async throws {
+    guard duration > .zero else { return }
+    guard let remaining = left else {
+      return try await RequestCancellation.sleep(for: duration, clock: clock)
+    }
+    guard duration < remaining else {
+      if remaining > .zero { try await RequestCancellation.sleep(for: remaining, clock: clock) }
+      let limit = request.timeout.map(DescriptionText.duration) ?? "its limit"
+      throw CourierError(
+        kind: .timedOut,
+        debugMessage: "StubTransport: the request's timeout of \(limit) passed before the "
+          + "scripted answer",
+        request: request, attempts: 1, stage: "transport")
+    }
+    try await RequestCancellation.sleep(for: duration, clock: clock)
+    left = remaining - duration
   }
 
   /// `true`: delays end at once when the request is cancelled.

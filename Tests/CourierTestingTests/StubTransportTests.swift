@@ -89,4 +89,31 @@ struct StubTransportTests {
     #expect(try await client.send(Endpoint<String>(.get, "a//b")) == "ab")
     #expect(stub.requests.last?.url.path(percentEncoded: true) == "/a//b")
   }
+
+  @Test(
+    "a request's timeout ends a scripted delay on the stub's clock, across redirect hops",
+    .timeLimit(.minutes(1)))
+  func requestTimeoutOnTheClock() async throws {
+    let clock = TestClock()
+    let stub = StubTransport(clock: clock)
+    var moved = HTTPHeaders()
+    try moved.add(.location, "/new")
+    stub.on(.get, "old", StubResponse(status: 302, headers: moved).delayed(by: .seconds(3)))
+    stub.on(.get, "new", StubResponse.text("late").delayed(by: .seconds(3)))
+    let client = Client(baseURL: URL(string: "https://api.test/"), transport: stub)
+    async let failure = courierError {
+      try await client.send(Endpoint<String>(.get, "old").timeout(.seconds(5)))
+    }
+    await clock.waitForSleepers(1)
+    clock.advance(by: .seconds(3))
+    // The hop gets what is left of the 5 s: 2 s, not its 3 s delay (which a stub without the
+    // limit would finish a second later, answering "late").
+    await clock.waitForSleepers(2)
+    clock.advance(by: .seconds(2))
+    clock.advance(by: .seconds(1))
+    let error = await failure
+    #expect(error?.kind == .timedOut)
+    #expect(error?.request?.url.path == "/old")
+    #expect(stub.requests.map(\.url.path) == ["/old", "/new"])
+  }
 }

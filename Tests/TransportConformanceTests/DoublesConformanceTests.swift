@@ -351,6 +351,24 @@ struct DoublesConformanceTests {
     }
   }
 
+  // MARK: Time
+
+  /// Both wire transports end an attempt at its `Request.timeout` by themselves
+  /// (`Endpoint.timeout`), with no `TimeoutMiddleware` in the chain; the stub waited out its
+  /// scripted delay and answered, so a test of a timeout passed only with the middleware.
+  @Test(
+    "a request's own timeout ends a slow answer with timedOut, middleware or not",
+    .timeLimit(.minutes(1)), arguments: TransportKind.wire)
+  func requestTimeout(kind: TransportKind) async throws {
+    var slow = Self.profile
+    slow.delay = .seconds(3)
+    let run = try await ThreeWays.run(
+      kind, Script(slow), Endpoint<Profile>(.get, "slow").timeout(.milliseconds(200)))
+    #expect(run.production.error == "timedOut -")
+    #expect(run.stub.error == "timedOut -")
+    #expect(run.differences(kind) == [])
+  }
+
   // MARK: Request bodies and framing
 
   /// A request body as a caller gives it.

@@ -22,6 +22,8 @@ struct Answer: Sendable {
   var status: Int = 200
   var headers: [Field] = []
   var body = Data()
+  /// How long the answer takes to start.
+  var delay: Duration = .zero
 
   static func json(_ text: String, status: Int = 200) -> Answer {
     Answer(
@@ -32,7 +34,7 @@ struct Answer: Sendable {
   var mock: MockResponse {
     MockResponse(
       status: status, headers: headers.map { MockHeader(name: $0.name, value: $0.value) },
-      body: body)
+      body: body, delay: delay)
   }
 
   /// The answer as a test scripts it in `StubTransport`; header fields as received ones, the
@@ -40,7 +42,8 @@ struct Answer: Sendable {
   var stub: StubResponse {
     StubResponse(
       status: status, headers: HTTPHeaders(received: headers.map { ($0.name, $0.value) }),
-      body: body)
+      body: body
+    ).delayed(by: delay)
   }
 }
 
