@@ -40,6 +40,9 @@ import Synchronization
 /// not a number is ``CourierError/Kind/badResponse``. An answer with a `Content-Encoding` is
 /// handed back as scripted, body and `Content-Length` alike, as a transport that decodes the
 /// coding itself (URLSession) hands it: the length of the coded body over the decoded one.
+/// A body limit applies when the request sets one (`maximumResponseBodySize(_:)`), failing
+/// with ``CourierError/Kind/bodyTooLarge``; the wire transports' own default limit (32 MiB)
+/// is a setting of theirs, which the stub does not have.
 ///
 /// A `301`, `302`, `303`, `307` or `308` answer with a `Location` is followed as the wire
 /// transports follow it: by the request's ``RedirectPolicyAttribute``, else
@@ -57,7 +60,8 @@ import Synchronization
 /// the same way, so a route may be written as the wire path reads (`files/a%2Fb`,
 /// `caf%C3%A9`) or decoded (`café`). Empty segments (`a//b`) are skipped. `*` or `{name}`
 /// matches any one segment and a trailing `**` matches the rest. ``requests`` holds each
-/// request as the client handed it over, its URL unchanged.
+/// request as the client handed it over, its URL unchanged; the fields a transport adds on
+/// the wire (`Host`, `Content-Length`, `User-Agent`) are not in it.
 public final class StubTransport: Transport {
   private struct Route {
     let method: HTTPMethod?

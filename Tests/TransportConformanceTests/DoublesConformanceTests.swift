@@ -121,6 +121,8 @@ struct DoublesConformanceTests {
     case nul
     case crlf
     case errorPage
+    /// A 500 with a JSON body: fails the same way over every side, as the README promises.
+    case serverError
     /// Text that starts with a UTF-8 byte order mark: a cassette dropped it.
     case byteOrderMark
     /// JSON that starts with a byte order mark, redacted inside.
@@ -145,6 +147,7 @@ struct DoublesConformanceTests {
         Answer(
           headers: [Field("Content-Type", "application/json")],
           body: Data([0xEF, 0xBB, 0xBF]) + Data(#"{"id":7}"#.utf8))
+      case .serverError: Answer.json(#"{"message":"database unavailable"}"#, status: 500)
       case .errorPage:
         Answer(
           status: 404, headers: [Field("Content-Type", "text/plain")],
@@ -349,6 +352,21 @@ struct DoublesConformanceTests {
     case .notFollowed, .otherScheme: #expect(run.stub.error == "httpStatus 302")
     case .loop, .tooMany: #expect(run.stub.error == "tooManyRedirects -")
     }
+  }
+
+  /// An endpoint's body limit: the wire transports stop at it (`bodyTooLarge`), and the stub
+  /// honours the same explicit limit. (The wire transports' own default limit, 32 MiB, is a
+  /// setting of theirs; the stub has none, as its documentation says.)
+  @Test(
+    "a body past the endpoint's limit is bodyTooLarge on every side",
+    .timeLimit(.minutes(1)), arguments: TransportKind.wire)
+  func bodyLimit(kind: TransportKind) async throws {
+    let run = try await ThreeWays.run(
+      kind, Script(Answer(body: Data(repeating: 0x62, count: 4096))),
+      describe: { "\($0.count) bytes" },
+      Endpoint<Data>(.get, "big").maximumResponseBodySize(1000))
+    #expect(run.differences(kind) == [])
+    #expect(run.stub.error == "bodyTooLarge -")
   }
 
   // MARK: Time
