@@ -143,10 +143,8 @@ struct PromisesTransferTests {
     stub.on(.get, "old", StubResponse(status: 302, headers: moved))
     stub.on(.get, "new", .text("here"))
     let client = Client(baseURL: URL(string: "https://api.test/"), transport: stub)
-    await withKnownIssue("StubTransport returns a 3xx instead of following it") {
-      let text = try await client.send(Endpoint<String>(.get, "old"))
-      #expect(text == "here")
-      #expect(stub.requests.map(\.url.path) == ["/old", "/new"])
-    }
+    let text = try await client.send(Endpoint<String>(.get, "old"))
+    #expect(text == "here")
+    #expect(stub.requests.map(\.url.path) == ["/old", "/new"])
   }
 }
