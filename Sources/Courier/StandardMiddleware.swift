@@ -18,9 +18,14 @@ import Foundation
 /// 7. ``timeout`` — per attempt, plus the overall deadline that retry respects.
 /// 8. ``perAttempt`` — your middleware that should run for every attempt.
 /// 9. ``logging`` — each attempt as it goes to the wire, with plain (decoded) bodies.
-/// 10. ``gzip`` — next to the wire: compresses request bodies (when enabled) and decodes
-///     responses before anything above sees them; it runs the response checks itself, after
-///     decoding.
+/// 10. `ResponseValidation` — the response pipeline's checks (status, envelope, your stages),
+///     on the decoded body; every middleware above sees a rejected response as a thrown
+///     error, which is how retry acts on a 503 and auth on a 401. Always present.
+/// 11. ``gzip`` — next to the wire: compresses request bodies (when enabled) and decodes
+///     responses before anything above sees them.
+///
+/// Then the transport sends the attempt; decoding the endpoint's value happens after the
+/// chain, in ``Client``.
 ///
 /// Set a member to `nil` to remove it, or replace it:
 ///
@@ -90,7 +95,7 @@ public struct StandardMiddleware: Sendable {
   public init() {}
 
   /// The middleware in the order a request meets them, outermost first, without the ones set
-  /// to `nil`.
+  /// to `nil`, with the response checks (`ResponseValidation`) in their place.
   public var middleware: [any Middleware] {
     var chain: [any Middleware] = []
     if var headers {
@@ -111,6 +116,7 @@ public struct StandardMiddleware: Sendable {
     if let timeout { chain.append(timeout) }
     chain += perAttempt
     if let logging { chain.append(logging) }
+    chain.append(ResponseValidation())
     if let gzip { chain.append(gzip) }
     return chain
   }
@@ -118,7 +124,7 @@ public struct StandardMiddleware: Sendable {
 
 extension Client {
   /// A client with Courier's standard middleware: headers, (auth,) request id, retry,
-  /// reachability, timeout, logging and gzip, in that order (see ``StandardMiddleware``
+  /// reachability, timeout, logging, the response checks and gzip, in that order (see ``StandardMiddleware``
   /// for why), over `transport`.
   ///
   /// ```swift

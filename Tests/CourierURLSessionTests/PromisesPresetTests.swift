@@ -40,7 +40,7 @@ struct PromisesPresetTests {
     "LoggingMiddleware(basic; sink StandardErrorLogSink; redaction: 6 headers, 11 query "
     + "parameters, 7 body keys; text bodies up to 4 KiB)"
   static let validationLine =
-    "ResponseValidation(status and envelope checks of the response pipeline) — added by the client"
+    "ResponseValidation(status and envelope checks of the response pipeline)"
   static let gzipLine =
     "GzipMiddleware(compress requests: off (≥ 1 KiB when on); decode: gzip, deflate; limit "
     + "32 MiB, ratio 100×"

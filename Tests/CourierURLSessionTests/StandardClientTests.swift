@@ -40,14 +40,17 @@ struct StandardClientTests {
     #expect(client.chainDescription.contains("LoggingMiddleware(none;"))
     #expect(
       client.chainDescription.contains(
-        "ResponseValidation(status and envelope checks of the response pipeline) — added by the client\n"
+        "ResponseValidation(status and envelope checks of the response pipeline)\n"
           + "\(expected.count - 1). GzipMiddleware("))
-    // Without decoding, the checks go innermost.
+    // The preset places the checks itself, in the same place whatever gzip does; without
+    // gzip they are innermost.
     let plain = Client.standard(transport: StubTransport()) {
       $0.gzip = GzipMiddleware(responseDecompression: .disabled)
     }
     #expect(
-      Self.names(plain).suffix(3) == ["GzipMiddleware", "ResponseValidation", "StubTransport"])
+      Self.names(plain).suffix(3) == ["ResponseValidation", "GzipMiddleware", "StubTransport"])
+    let withoutGzip = Client.standard(transport: StubTransport()) { $0.gzip = nil }
+    #expect(Self.names(withoutGzip).suffix(2) == ["ResponseValidation", "StubTransport"])
     #expect(client.chainDescription.contains("TimeoutMiddleware(attempt 30 s; overall 60 s)"))
   }
 

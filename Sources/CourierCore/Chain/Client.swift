@@ -197,48 +197,20 @@ public final class Client: Sendable {
 
   /// ``decode(_:for:)``, reusing what ``ResponseValidation`` found inside the chain when it
   /// found it under `plan`: the plan this client put on the request it sent for this very
-  /// call. Any other verdict (none, another plan's, one dropped because a middleware changed
-  /// the response) means the checks run here.
+  /// call (see ``ResponsePipeline``, "The three places a pipeline acts").
   private func decode<Value>(
     _ response: Response, for endpoint: Endpoint<Value>, checkedUnder plan: UInt64?
   ) throws(CourierError) -> Value {
-    let pipeline = endpoint.pipeline ?? self.pipeline
     do {
-      do {
-        return try decodeOnce(response, for: endpoint, pipeline: pipeline, checkedUnder: plan)
-      } catch {
-        // A JSON body in a legacy charset that JSONDecoder could not read: once more, as
-        // UTF-8 (see JSONCharset).
-        guard
-          let reencoded = JSONCharset.reencodedAsUTF8(
-            response, limit: pipeline.maximumDecodedBodySize)
-        else { throw error }
-        return try decodeOnce(reencoded, for: endpoint, pipeline: pipeline, checkedUnder: nil)
-      }
+      return try (endpoint.pipeline ?? pipeline).value(
+        of: response, overrides: endpoint.overrides, decoding: endpoint.decoding,
+        decoder: endpoint.decoder ?? decoder, checkedUnder: plan)
     } catch {
       var failure = CourierError(error, request: response.request)
       if failure.response == nil { failure.response = response }
       failure.attempts = max(failure.attempts, response.attempts)
       throw localized(failure)
     }
-  }
-
-  /// The pipeline's checks (or what ``ResponseValidation`` found inside the chain under
-  /// `plan`) and the endpoint's decoding, once.
-  private func decodeOnce<Value>(
-    _ response: Response, for endpoint: Endpoint<Value>, pipeline: ResponsePipeline,
-    checkedUnder plan: UInt64?
-  ) throws -> Value {
-    let context: ResponseContext
-    if let plan, let validated = response.validated, validated.plan == plan {
-      context = validated.context(
-        for: response, overrides: endpoint.overrides,
-        maximumDecodedBodySize: pipeline.maximumDecodedBodySize)
-    } else {
-      context = try pipeline.validate(response, overrides: endpoint.overrides)
-    }
-    return try pipeline.decode(
-      context, decoding: endpoint.decoding, decoder: endpoint.decoder ?? decoder)
   }
 
   /// Cancels every request this client has in flight. Each fails with kind

@@ -21,6 +21,20 @@ import Foundation
 /// ``CourierError/Kind/httpStatus`` but gains the envelope's code and message, and a 4xx
 /// error's reason is the server's message when ``ReasonCatalog/serverMessages`` allows it
 /// (the default does).
+///
+/// ## The three places a pipeline acts
+/// 1. **When the request is built.** ``Client`` turns an endpoint into a request that carries
+///    the endpoint's pipeline and overrides as a ``ResponseValidationPlan``
+///    (``ResponseValidationAttribute``).
+/// 2. **Inside the middleware chain.** ``ResponseValidation`` runs the stages on the response
+///    the layers below it returned and leaves their verdict on it, so middleware outside it
+///    see a rejected response as a thrown ``CourierError`` (retry on 503, auth refresh on 401).
+/// 3. **After the chain.** ``Client`` decodes the value from that verdict when it is the one
+///    the request's own plan produced and nothing changed the response since; otherwise it
+///    runs the stages again first, on the response as it left the chain.
+///
+/// A JSON body in a legacy charset that a stage or the decoder could not read is tried once
+/// more, re-encoded as UTF-8 (``JSONCharset``), in both places the stages run.
 public struct ResponsePipeline: Sendable {
   /// The stages, run in order.
   public var stages: [any ResponseStage]
@@ -58,18 +72,12 @@ public struct ResponsePipeline: Sendable {
     return nil
   }
 
-  /// Runs the stages and decodes the value.
-  func run<Value>(
-    _ response: Response, overrides: PipelineOverrides, decoding: ResponseDecoding<Value>,
-    decoder: JSONDecoder
-  ) throws -> Value {
-    try decode(validate(response, overrides: overrides), decoding: decoding, decoder: decoder)
-  }
-
   /// Runs the stages: the status and envelope checks and any stage of your own. A failure is
   /// a ``CourierError`` naming the stage; an error status whose body holds a failing envelope
   /// carries its code and message.
-  func validate(_ response: Response, overrides: PipelineOverrides) throws -> ResponseContext {
+  private func validate(
+    _ response: Response, overrides: PipelineOverrides
+  ) throws -> ResponseContext {
     var context = ResponseContext(
       response: response, overrides: overrides, maximumDecodedBodySize: maximumDecodedBodySize)
     for stage in effectiveStages(overrides) {
@@ -94,7 +102,7 @@ public struct ResponsePipeline: Sendable {
   }
 
   /// Decodes the value from a validated context.
-  func decode<Value>(
+  private func decode<Value>(
     _ context: ResponseContext, decoding: ResponseDecoding<Value>, decoder: JSONDecoder
   ) throws -> Value {
     do {
@@ -116,5 +124,58 @@ public struct ResponsePipeline: Sendable {
       result.insert(EnvelopeStage(rule), at: position)
     }
     return result
+  }
+}
+
+// MARK: - The pipeline's entry points inside and after the chain
+
+extension ResponsePipeline {
+  /// Inside the chain (``ResponseValidation``): runs the stages of `plan` on `response` and
+  /// returns it carrying their verdict — re-encoded as UTF-8 when that is what let the stages
+  /// pass (see ``JSONCharset``).
+  func check(_ response: Response, under plan: ResponseValidationPlan) throws -> Response {
+    try withCharsetRetry(response) { response in
+      var checked = response
+      let context = try validate(response, overrides: plan.overrides)
+      checked.validated = ValidatedPayload(context, plan: plan.identity)
+      return checked
+    }
+  }
+
+  /// After the chain (``Client``): the value of `response` for an endpoint with these
+  /// `overrides` and this `decoding`. Reuses the verdict ``check(_:under:)`` left on the
+  /// response when it was found under `plan` — the plan the client put on the request it sent
+  /// for this very call — and the response has not changed since; otherwise the stages run
+  /// here first.
+  func value<Value>(
+    of response: Response, overrides: PipelineOverrides, decoding: ResponseDecoding<Value>,
+    decoder: JSONDecoder, checkedUnder plan: UInt64?
+  ) throws -> Value {
+    try withCharsetRetry(response) { response in
+      let context: ResponseContext
+      if let plan, let verdict = response.validated, verdict.plan == plan {
+        context = verdict.context(
+          for: response, overrides: overrides, maximumDecodedBodySize: maximumDecodedBodySize)
+      } else {
+        context = try validate(response, overrides: overrides)
+      }
+      return try decode(context, decoding: decoding, decoder: decoder)
+    }
+  }
+
+  /// Runs `body` on `response`; when it throws and the response is a JSON body in a legacy
+  /// charset (see ``JSONCharset``), once more on the body re-encoded as UTF-8, whose failure
+  /// then stands. A re-encoded response carries no verdict: its body changed.
+  private func withCharsetRetry<Result>(
+    _ response: Response, _ body: (Response) throws -> Result
+  ) throws -> Result {
+    do {
+      return try body(response)
+    } catch {
+      guard
+        let reencoded = JSONCharset.reencodedAsUTF8(response, limit: maximumDecodedBodySize)
+      else { throw error }
+      return try body(reencoded)
+    }
   }
 }
