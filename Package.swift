@@ -45,9 +45,13 @@ let package = Package(
       dependencies: ["CourierCore", "CCourierZlib"],
       swiftSettings: strictSettings
     ),
+    // libcurl's own words for replies that are not valid HTTP, shared by the two transports
+    // built on libcurl (directly, and through FoundationNetworking on Linux): kept out of
+    // CourierCore, which knows no transport.
+    .target(name: "CourierLibcurlSupport", swiftSettings: strictSettings),
     .target(
       name: "CourierURLSession",
-      dependencies: ["CourierCore"],
+      dependencies: ["CourierCore", "CourierLibcurlSupport"],
       swiftSettings: strictSettings
     ),
     // libcurl, loaded at run time (dlopen of libcurl.so.4): Courier declares the part of
@@ -56,15 +60,15 @@ let package = Package(
     .target(name: "CCourierCurl"),
     .target(
       name: "CourierCurl",
-      dependencies: ["CourierCore", "CCourierCurl"],
+      dependencies: ["CourierCore", "CCourierCurl", "CourierLibcurlSupport"],
       swiftSettings: strictSettings
     ),
     // The rtnetlink types and macros Glibc's module lacks, for the Linux path monitor, and the
     // few _GNU_SOURCE calls (setns, pipe2, accept4) that Courier's Linux code needs.
-    .target(name: "CCourierNetlink"),
+    .target(name: "CCourierLinux"),
     .target(
       name: "CourierReachability",
-      dependencies: ["CourierCore", "CCourierNetlink"],
+      dependencies: ["CourierCore", "CCourierLinux"],
       swiftSettings: strictSettings
     ),
     .target(
@@ -76,7 +80,7 @@ let package = Package(
     ),
     .target(
       name: "CourierTesting",
-      dependencies: ["CourierCore", "CourierGzip", "CourierReachability", "CCourierNetlink"],
+      dependencies: ["CourierCore", "CourierGzip", "CourierReachability", "CCourierLinux"],
       swiftSettings: strictSettings
     ),
 
@@ -177,9 +181,9 @@ let package = Package(
     ),
     .testTarget(
       name: "CourierReachabilityTests",
-      // Courier and CCourierNetlink: the preset over CurlTransport inside network namespaces.
+      // Courier and CCourierLinux: the preset over CurlTransport inside network namespaces.
       dependencies: [
-        "CourierReachability", "CourierCore", "CourierTesting", "Courier", "CCourierNetlink",
+        "CourierReachability", "CourierCore", "CourierTesting", "Courier", "CCourierLinux",
       ],
       swiftSettings: strictSettings
     ),

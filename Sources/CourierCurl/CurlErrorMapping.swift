@@ -1,5 +1,6 @@
 internal import CCourierCurl
 import CourierCore
+internal import CourierLibcurlSupport
 
 /// A libcurl failure: its `CURLcode`, libcurl's short text for the code and the detail libcurl
 /// wrote into the transfer's error buffer. The ``CourierError/underlying`` of every error

@@ -5,7 +5,7 @@ import Synchronization
 
 #if canImport(Glibc)
   import Glibc
-  import CCourierNetlink
+  import CCourierLinux
 #elseif canImport(Darwin)
   import Darwin
 #endif

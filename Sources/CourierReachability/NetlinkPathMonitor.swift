@@ -1,5 +1,5 @@
 #if os(Linux)
-  import CCourierNetlink
+  import CCourierLinux
   import CourierCore
   import Dispatch
   import Glibc

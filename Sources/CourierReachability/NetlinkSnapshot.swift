@@ -1,5 +1,5 @@
 #if os(Linux)
-  import CCourierNetlink
+  import CCourierLinux
   import Glibc
 
   /// One interface as `getifaddrs` describes it. `package` so that tests can check the

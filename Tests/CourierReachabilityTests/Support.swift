@@ -5,7 +5,7 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-  import CCourierNetlink
+  import CCourierLinux
   import Glibc
 #endif
 

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-  import CCourierNetlink
+  import CCourierLinux
   import Glibc
 #elseif canImport(Darwin)
   import Darwin

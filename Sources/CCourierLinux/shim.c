@@ -1,4 +1,4 @@
-// The functions of CCourierNetlink.h that need _GNU_SOURCE (setns, pipe2, accept4), which a
+// The functions of CCourierLinux.h that need _GNU_SOURCE (setns, pipe2, accept4), which a
 // header imported as a Clang module cannot define without changing how the system headers
 // around it are read.
 #ifdef __linux__
@@ -8,7 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "CCourierNetlink.h"
+#include "CCourierLinux.h"
 
 int ccourier_enter_network_namespace(int fd) { return setns(fd, CLONE_NEWNET); }
 

@@ -20,7 +20,7 @@ package enum LibcurlDetail {
   /// Connection reset by peer" and read as a bad URL.
   package static func isReplyProblem(unsupportedProtocolDetail detail: String, url: URL) -> Bool {
     isMalformedStatusLine(detail)
-      || (URLBuilder.isHTTP(scheme: url.scheme) && !detail.contains("not supported or disabled"))
+      || (isHTTP(url) && !detail.contains("not supported or disabled"))
   }
 
   /// A chunk-size line that is not hexadecimal.
@@ -92,5 +92,12 @@ package enum LibcurlDetail {
   /// rarer than a server sending such a line.
   package static func isOutOfMemory(_ detail: String) -> Bool {
     detail == "Out of memory"
+  }
+
+  /// Whether the URL's scheme is `http` or `https`, in any case: the protocols libcurl speaks
+  /// for Courier.
+  private static func isHTTP(_ url: URL) -> Bool {
+    guard let scheme = url.scheme?.lowercased() else { return false }
+    return scheme == "http" || scheme == "https"
   }
 }

@@ -1,9 +1,11 @@
-// CCourierNetlink: the Linux rtnetlink types and the NLMSG_* / RTA_* / RTNH_* / IFLA_* macros
-// that Swift cannot import, as `static inline` functions. Glibc's Swift module has no netlink
-// types. <linux/if.h> is deliberately not included: it clashes with <net/if.h>, which Glibc
+// CCourierLinux: the Linux system interfaces Swift cannot import directly. For
+// CourierReachability, the rtnetlink types and the NLMSG_* / RTA_* / RTNH_* / IFLA_* macros, as
+// `static inline` functions (Glibc's Swift module has no netlink types), and `setns` for its
+// namespace tests; for CourierTesting's MockServer, `accept4` and `pipe2` with close-on-exec
+// from the start. <linux/if.h> is deliberately not included: it clashes with <net/if.h>, which Glibc
 // imports. On other platforms the header is empty, so the target compiles everywhere.
-#ifndef CCOURIER_NETLINK_H
-#define CCOURIER_NETLINK_H
+#ifndef CCOURIER_LINUX_H
+#define CCOURIER_LINUX_H
 
 #ifdef __linux__
 
@@ -183,4 +185,4 @@ int ccourier_accept_cloexec(int fd);
 
 #endif  // __linux__
 
-#endif  // CCOURIER_NETLINK_H
+#endif  // CCOURIER_LINUX_H
