@@ -1,7 +1,9 @@
 /// A typed key for a value stored in ``RequestAttributes``.
 ///
 /// Attributes carry per-request options that middleware read and write — a timeout, a retry
-/// override, tags — without Courier knowing every option up front. Declare a key as an enum
+/// override, tags — without Courier knowing every option up front. They are the control plane
+/// between endpoint, middleware and transport; `Docs/RequestAttributes.md` in the repository
+/// lists every built-in key, who sets it and who reads it. Declare a key as an enum
 /// (it is never instantiated) with the value type and the value used when the key is unset.
 ///
 /// ```swift
