@@ -174,6 +174,13 @@ let package = Package(
       dependencies: ["Courier", "CourierCurl", "CCourierCurl", "CourierTesting"],
       swiftSettings: strictSettings
     ),
+    // The chain, the pipeline and the preset over a real transport and MockServer: tests
+    // that send over the wire without being about the transport.
+    .testTarget(
+      name: "CourierIntegrationTests",
+      dependencies: ["Courier", "CourierTesting"],
+      swiftSettings: strictSettings
+    ),
     .testTarget(
       name: "TransportConformanceTests",
       dependencies: ["Courier", "CourierTesting"],

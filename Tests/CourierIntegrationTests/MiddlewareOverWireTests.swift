@@ -23,7 +23,7 @@ final class WireTokens: CredentialProvider {
 struct MiddlewareOverWireTests {
   @Test("a sub-second Endpoint.timeout is not truncated to zero by URLSession on Linux")
   func subSecondTransportTimeout() async throws {
-    let fixture = try WireFixture()
+    let fixture = try ChainFixture()
     defer { fixture.shutdown() }
     fixture.server.enqueue(MockResponse(fault: .hang))
     let started = ContinuousClock.now
@@ -37,7 +37,7 @@ struct MiddlewareOverWireTests {
 
   @Test("503 with Retry-After: 1, then 200: one retry, after at least a second")
   func retryAfterOverWire() async throws {
-    let fixture = try WireFixture(middleware: [RetryMiddleware(budget: nil)])
+    let fixture = try ChainFixture(middleware: [RetryMiddleware(budget: nil)])
     defer { fixture.shutdown() }
     fixture.server.enqueue(MockResponse(status: 503).addingHeader("Retry-After", "1"))
     fixture.server.enqueue(.json(#"{"name":"Li","age":30}"#))
@@ -52,7 +52,7 @@ struct MiddlewareOverWireTests {
   @Test("401, then 200 after one refresh, with the new credential on the wire")
   func refreshOverWire() async throws {
     let tokens = WireTokens()
-    let fixture = try WireFixture(middleware: [AuthMiddleware(provider: tokens)])
+    let fixture = try ChainFixture(middleware: [AuthMiddleware(provider: tokens)])
     defer { fixture.shutdown() }
     fixture.server.enqueue(MockResponse(status: 401))
     fixture.server.enqueue(.json(#"{"name":"Li","age":30}"#))
@@ -66,7 +66,7 @@ struct MiddlewareOverWireTests {
   @Test("headers, request id and basic logging reach the wire and the sink, redacted")
   func headersAndLogging() async throws {
     let sink = InMemoryLogSink()
-    let fixture = try WireFixture(middleware: [
+    let fixture = try ChainFixture(middleware: [
       HeadersMiddleware(), RequestIDMiddleware(requestIDHeader: true),
       LoggingMiddleware(level: .headers, sink: sink),
     ])

@@ -59,7 +59,7 @@ struct WireEnvelopeTests {
     name: String, response: MockResponse, kind: CourierError.Kind?, code: String?,
     reason: String
   ) async throws {
-    let fixture = try WireFixture(pipeline: .envelope(.codeZero))
+    let fixture = try ChainFixture(pipeline: .envelope(.codeZero))
     defer { fixture.shutdown() }
     fixture.server.enqueue(response)
     let result: Result<Profile, CourierError>
@@ -85,7 +85,7 @@ struct WireEnvelopeTests {
 
   @Test("Chinese reasons over the wire")
   func chineseReasons() async throws {
-    let fixture = try WireFixture(pipeline: .envelope(.codeZero), locale: "zh-Hans")
+    let fixture = try ChainFixture(pipeline: .envelope(.codeZero), locale: "zh-Hans")
     defer { fixture.shutdown() }
     fixture.server.enqueue(.text("oops", status: 503))
     let error = await courierError {
