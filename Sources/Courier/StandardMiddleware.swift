@@ -74,12 +74,8 @@ public struct StandardMiddleware: Sendable {
   public var reachability: ReachabilityMiddleware? = SharedPathMonitor.system.map {
     ReachabilityMiddleware(monitor: $0, whenOffline: .inform)
   }
-  /// Default: 30 s per attempt, 60 s overall. Over a transport that enforces
-  /// `Request.timeout` itself (`Transport.enforcesRequestTimeout`, as `CurlTransport` does),
-  /// `Client.standard` leaves the limit to it (`TimeoutMiddleware.Enforcement.transport`,
-  /// no timer armed), unless ``perAttempt`` is not empty: a middleware of yours there could
-  /// wait where no transport can stop it, so Courier's timer is used. An `enforcement` you set
-  /// yourself is kept.
+  /// Default: 30 s per attempt, 60 s overall, ended by Courier's timer and handed to the
+  /// transport as `Request.timeout` too.
   public var timeout: TimeoutMiddleware? = TimeoutMiddleware()
   /// Your middleware, run for every attempt (inside retry and timeout), in order. Default:
   /// none.
@@ -147,10 +143,7 @@ extension Client {
   ///   - decoder: For JSON responses.
   ///   - reasons: Error texts; default ``ReasonCatalog/standard``.
   ///   - locale: The language of reasons; default: the best match for the process.
-  ///   - configure: Changes the middleware before the client is built. Over a transport that
-  ///     asks for compressed responses itself (`Transport.requestsCompressedResponses`, as
-  ///     URLSession does), `gzip` arrives with `addsAcceptEncoding` off: the transport's own
-  ///     `Accept-Encoding` is sent, and gzip still decodes what the transport left encoded.
+  ///   - configure: Changes the middleware before the client is built.
   public static func standard(
     baseURL: URL? = nil,
     transport: any Transport = Client.standardTransport(),
@@ -162,16 +155,7 @@ extension Client {
     configure: (inout StandardMiddleware) -> Void = { _ in }
   ) -> Client {
     var standard = StandardMiddleware()
-    // A transport that asks for compressed responses itself (URLSession) keeps its own
-    // Accept-Encoding; `configure` may still turn gzip's back on.
-    standard.gzip?.addsAcceptEncoding = !transport.requestsCompressedResponses
     configure(&standard)
-    // A transport that ends requests at their timeout itself needs no timer beside it, unless
-    // a middleware of yours runs in between.
-    if standard.timeout?.enforcement == .automatic {
-      standard.timeout?.enforcement =
-        transport.enforcesRequestTimeout && standard.perAttempt.isEmpty ? .transport : .courier
-    }
     return Client(
       baseURL: baseURL, transport: transport, middleware: standard.middleware,
       pipeline: pipeline, encoder: encoder, decoder: decoder, reasons: reasons, locale: locale)

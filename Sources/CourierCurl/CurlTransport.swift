@@ -235,16 +235,6 @@ public final class CurlTransport: Transport, CustomStringConvertible {
   /// `RequestCancellation.current`, without a task per request.
   public var observesRequestCancellation: Bool { true }
 
-  /// `true` with ``Configuration/ContentDecoding/automatic``, when libcurl adds its own
-  /// `Accept-Encoding` and decodes; `false` by default, when `GzipMiddleware` asks and decodes.
-  public var requestsCompressedResponses: Bool { configuration.contentDecoding.automatic }
-
-  /// `true`: ``Request/timeout`` becomes `CURLOPT_TIMEOUT_MS`, which libcurl counts from the
-  /// moment the transfer is handed to it (waiting for a connection included) and ends with
-  /// `CURLE_OPERATION_TIMEDOUT` (kind `timedOut`), closing the connection; a redirect hop gets
-  /// what is left of it.
-  public var enforcesRequestTimeout: Bool { true }
-
   /// Fails every request in flight with kind ``CourierError/Kind/cancelled`` (its debug
   /// description says the transport was shut down), closes every connection, and joins the
   /// event-loop thread before returning. Every later ``send(_:)`` fails with kind

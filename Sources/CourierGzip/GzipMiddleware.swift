@@ -16,8 +16,7 @@ import Foundation
 /// the whole file into memory, which is what a file body exists to avoid.
 ///
 /// A request without `Accept-Encoding` gets `Accept-Encoding: gzip, deflate`, unless
-/// ``addsAcceptEncoding`` is off (as `Client.standard` sets it over a transport that asks for
-/// compressed responses by itself, such as URLSession).
+/// ``addsAcceptEncoding`` is off (to leave the header to a transport that sets its own).
 ///
 /// ## Responses
 /// A response is decoded only when its `Content-Encoding` is `gzip`, `x-gzip` or `deflate`
@@ -56,10 +55,8 @@ public struct GzipMiddleware: Middleware, CustomStringConvertible {
   /// Whether and within which limit responses are decoded.
   public var responseDecompression: ResponseDecompression
   /// Whether a request without `Accept-Encoding` gets ``acceptEncoding`` while responses are
-  /// decoded; default `true`. `Client.standard` turns it off over a transport that asks for
-  /// compressed responses by itself (`Transport.requestsCompressedResponses`: URLSession,
-  /// or `CurlTransport` with `contentDecoding: .automatic`), whose own value a second one
-  /// would only replace.
+  /// decoded; default `true`. Turn it off to send the value a transport sets by itself
+  /// (URLSession's, or `CurlTransport`'s with `contentDecoding: .automatic`) instead.
   public var addsAcceptEncoding: Bool
 
   /// Creates the middleware.

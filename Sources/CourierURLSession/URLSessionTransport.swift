@@ -471,11 +471,6 @@ public struct URLSessionTransport: Transport {
     public var observesRequestCancellation: Bool { true }
   #endif
 
-  /// `true`: URLSession asks for compressed responses on every request and decodes them
-  /// itself (on Linux libcurl's `deflate, gzip, br, zstd`, with no option to turn it off;
-  /// on Apple platforms `gzip, deflate, br`), so `Client.standard` does not send
-  /// `GzipMiddleware`'s `Accept-Encoding` over it.
-  public var requestsCompressedResponses: Bool { true }
 
   /// The `URLRequest` for `request`.
   ///

@@ -46,14 +46,5 @@ struct PromisesCurlTests {
     #expect(standard.tls == .system)
     #expect(standard.tls.caBundlePath == nil && standard.tls.pinnedPublicKey == nil)
     #expect(standard.startsTransfersOnCallingThread)
-    let transport = CurlTransport()
-    defer { transport.shutdown() }
-    #expect(transport.enforcesRequestTimeout)
-    #expect(!transport.requestsCompressedResponses)
-    var automatic = CurlTransport.Configuration.standard
-    automatic.contentDecoding = .automatic
-    let decoding = CurlTransport(configuration: automatic)
-    defer { decoding.shutdown() }
-    #expect(decoding.requestsCompressedResponses)
   }
 }

@@ -25,8 +25,7 @@
 /// as ``CourierError/Kind/cannotConnect`` or ``CourierError/Kind/timedOut``. Any other error
 /// you throw reaches the caller as kind ``CourierError/Kind/transport``, with your error as
 /// ``CourierError/underlying``. An HTTP error status is a normal response, not an error: the
-/// client's ``ResponsePipeline`` decides what it means. If your transport asks for compressed
-/// responses by itself, say so with ``requestsCompressedResponses``.
+/// client's ``ResponsePipeline`` decides what it means.
 ///
 /// ```swift
 /// struct EchoTransport: Transport {
@@ -46,35 +45,10 @@ public protocol Transport: Sendable {
   /// the client then runs each attempt in an unstructured task it can cancel, which costs a
   /// thread hop per request (about 20 µs of CPU end to end).
   var observesRequestCancellation: Bool { get }
-
-  /// Whether the transport asks servers for compressed responses by itself — it adds its own
-  /// `Accept-Encoding` to a request that has none and decodes what comes back. Default `false`.
-  ///
-  /// `Client.standard` then leaves `Accept-Encoding` to the transport instead of sending
-  /// `GzipMiddleware`'s `gzip, deflate`, which would only replace the transport's own value
-  /// (one header line less per request). URLSession is such a transport: on Linux its libcurl
-  /// asks for `deflate, gzip, br, zstd` on every request.
-  var requestsCompressedResponses: Bool { get }
-
-  /// Whether the transport ends a request at ``Request/timeout`` by itself: the whole attempt,
-  /// counted from the call of ``send(_:)`` and covering every redirect hop it follows, failing
-  /// with ``CourierError/Kind/timedOut`` and closing its connection. Default `false`.
-  ///
-  /// `Client.standard` then leaves each attempt's limit to the transport
-  /// (`TimeoutMiddleware.Enforcement.transport`) instead of arming Courier's timer. `CurlTransport`
-  /// is such a transport (libcurl's `CURLOPT_TIMEOUT_MS`); URLSession on Linux is not: it
-  /// enforces only an idle timeout.
-  var enforcesRequestTimeout: Bool { get }
 }
 
 extension Transport {
   /// `false`: the client runs each attempt in an unstructured task so that
   /// ``Client/cancelAll()`` can cancel it.
   public var observesRequestCancellation: Bool { false }
-
-  /// `false`: the transport sends the headers it is given and leaves bodies as they come.
-  public var requestsCompressedResponses: Bool { false }
-
-  /// `false`: `TimeoutMiddleware`'s own timer ends attempts at their limit.
-  public var enforcesRequestTimeout: Bool { false }
 }

@@ -127,11 +127,10 @@ struct TimeoutRelabelTests {
   }
 }
 
-/// A transport that says it enforces ``Request/timeout`` and, instead of sending, fails with
-/// kind `timedOut` after `after` of real time, as libcurl does when its limit passes.
+/// A transport that, instead of sending, fails with kind `timedOut` after `after` of real time,
+/// as libcurl does when its own limit passes.
 private struct TimesOutTransport: Transport {
   let after: Duration
-  var enforcesRequestTimeout: Bool { true }
 
   func send(_ request: Request) async throws -> Response {
     if after > .zero { try await Task.sleep(for: after) }
@@ -151,34 +150,27 @@ private final class TokenProbe: Middleware {
   }
 }
 
-@Suite("TimeoutMiddleware: the limit left to the transport", .timeLimit(.minutes(5)))
-struct TimeoutEnforcementTests {
-  @Test("with .transport no timer token is set and the transport gets the limit itself")
-  func noTimer() async throws {
-    for enforcement in [TimeoutMiddleware.Enforcement.transport, .courier, .automatic] {
-      let outer = TokenProbe()
-      let inner = TokenProbe()
-      var timeout = TimeoutMiddleware(attempt: .seconds(30), overall: nil)
-      timeout.enforcement = enforcement
-      let client = stubClient(
-        StubTransport(fallback: .status(204)), middleware: [outer, timeout, inner])
-      try await client.send(Endpoint<Void>(.get, "a"))
-      let before = try #require(outer.seen.withLock { $0.first })
-      let after = try #require(inner.seen.withLock { $0.first })
-      if enforcement == .transport {
-        #expect(after.token === before.token, "no token of its own: nothing for a timer")
-        #expect(after.timeout == .seconds(30), "the limit itself, no backstop")
-      } else {
-        #expect(after.token != nil && after.token !== before.token)
-        #expect(after.timeout == .seconds(31), "the limit plus the backstop")
-      }
-    }
+@Suite("TimeoutMiddleware and the transport's own limit", .timeLimit(.minutes(5)))
+struct TimeoutAndTransportLimitTests {
+  @Test("the attempt runs under a timer token of its own; the transport gets the limit itself")
+  func tokenAndLimit() async throws {
+    let outer = TokenProbe()
+    let inner = TokenProbe()
+    let timeout = TimeoutMiddleware(attempt: .seconds(30), overall: nil)
+    let client = stubClient(
+      StubTransport(fallback: .status(204)), middleware: [outer, timeout, inner])
+    try await client.send(Endpoint<Void>(.get, "a"))
+    let before = try #require(outer.seen.withLock { $0.first })
+    let after = try #require(inner.seen.withLock { $0.first })
+    #expect(after.token != nil && after.token !== before.token)
+    #expect(after.timeout == .seconds(30), "the limit itself, no backstop")
   }
 
   @Test("the transport's timedOut at the limit names the limit; an earlier one keeps its text")
   func relabelling() async throws {
-    var timeout = TimeoutMiddleware(attempt: .milliseconds(5), overall: nil)
-    timeout.enforcement = .transport
+    // An injected clock that never advances: only the transport's own limit can fire.
+    let clock = TestClock()
+    var timeout = TimeoutMiddleware(attempt: .milliseconds(5), overall: nil, clock: clock)
     let late = await courierError {
       try await Client(
         baseURL: testBase, transport: TimesOutTransport(after: .milliseconds(20)),
@@ -201,29 +193,25 @@ struct TimeoutEnforcementTests {
     #expect(early?.debugDescription.contains("per-attempt timeout") == false)
   }
 
-  @Test("under an injected clock Courier's timer ends the attempt even with .transport")
+  @Test("Courier's timer ends an attempt the transport does not end, at its simulated time")
   func injectedClock() async throws {
     let clock = TestClock()
     let stub = StubTransport(fallback: .never)
-    var timeout = TimeoutMiddleware(attempt: .seconds(30), overall: nil, clock: clock)
-    timeout.enforcement = .transport
+    let timeout = TimeoutMiddleware(attempt: .seconds(30), overall: nil, clock: clock)
     let client = stubClient(stub, middleware: [timeout])
     let task = Task { try await client.send(Endpoint<Void>(.get, "slow")) }
     await clock.waitForSleepers(1)
     clock.advance(by: .seconds(30))
     let error = await courierError { try await task.linkedValue }
     #expect(error?.kind == .timedOut)
-    #expect(stub.requests.first?.timeout == .seconds(31))
+    #expect(stub.requests.first?.timeout == .seconds(30))
   }
 
-  @Test("the description says who enforces the limit")
+  @Test("the description names both limits")
   func description() {
     var timeout = TimeoutMiddleware()
     #expect(timeout.description == "TimeoutMiddleware(attempt 30 s; overall 60 s)")
-    timeout.enforcement = .transport
-    #expect(
-      timeout.description
-        == "TimeoutMiddleware(attempt 30 s; overall 60 s; enforced by the transport)")
-    #expect("\(TimeoutMiddleware.Enforcement.automatic)" == "automatic")
+    timeout.overallTimeout = nil
+    #expect(timeout.description == "TimeoutMiddleware(attempt 30 s; overall none)")
   }
 }

@@ -67,13 +67,11 @@ struct PromisesMiddlewareTests {
     #expect(error?.debugDescription.contains("overall deadline of 5") == true)
   }
 
-  @Test("TimeoutMiddleware() defaults: 30 s per attempt, 60 s overall, a backstop 1 s later")
+  @Test("TimeoutMiddleware() defaults: 30 s per attempt, 60 s overall")
   func timeoutDefaults() {
     let timeout = TimeoutMiddleware()
     #expect(timeout.attemptTimeout == .seconds(30))
     #expect(timeout.overallTimeout == .seconds(60))
-    #expect(timeout.enforcement == .automatic)
-    #expect(TimeoutMiddleware.transportBackstop == .seconds(1))
     #expect(timeout.description == "TimeoutMiddleware(attempt 30 s; overall 60 s)")
   }
 

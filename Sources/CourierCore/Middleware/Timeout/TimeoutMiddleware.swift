@@ -1,6 +1,6 @@
 /// Ends an attempt that takes too long, and a logical request that has run out of time across
-/// all its attempts and backoff waits — enforced by Courier itself, because URLSession on
-/// Linux enforces only an idle timeout (no bytes for a while) and no total time at all.
+/// all its attempts and backoff waits — enforced by Courier's own timer, over any transport and
+/// whatever runs between this middleware and the transport.
 ///
 /// - Per attempt: default 30 s (``defaultAttemptTimeout``); `Endpoint.timeout(_:)` overrides
 ///   it per endpoint.
@@ -21,20 +21,14 @@
 /// let report = Endpoint<Data>(.get, "reports/2026").timeout(.seconds(120)).deadline(.seconds(300))
 /// ```
 ///
-/// Over a transport that ends a request at ``Request/timeout`` by itself
-/// (``Transport/enforcesRequestTimeout``, as `CurlTransport` does), the limit can be left to
-/// the transport instead (``enforcement``, ``Enforcement/transport``): no timer is armed, which
-/// saves about 3 µs of CPU an attempt. `Client.standard` does so by default
-/// (``Enforcement/automatic``) when nothing of yours runs between this middleware and the
-/// transport.
+/// The attempt's limit is also handed to the transport as ``Request/timeout``, which every
+/// transport applies; when the transport's own limit ends the attempt first, the error is the
+/// same ``CourierError/Kind/timedOut``, naming this middleware's limit.
 public struct TimeoutMiddleware: Middleware {
   /// The limit for one attempt, or `nil` for none.
   public var attemptTimeout: Duration?
   /// The limit for the logical request, or `nil` for none.
   public var overallTimeout: Duration?
-  /// What stops an attempt at its limit. Default ``Enforcement/automatic``: Courier's timer,
-  /// except where `Client.standard` leaves it to the transport.
-  public var enforcement = Enforcement.automatic
   private let timer: Timer
   private let deadline: @Sendable (Duration) -> Deadline
 
@@ -51,11 +45,6 @@ public struct TimeoutMiddleware: Middleware {
   public static let defaultAttemptTimeout = Duration.seconds(30)
   /// 60 s overall: two full attempts, or several short ones with backoff.
   public static let defaultOverallTimeout = Duration.seconds(60)
-
-  /// How much later than the limit the transport's own timeout (``Request/timeout``) is set:
-  /// 1 s, so that the two never fire together. It is only a backstop; this middleware ends the
-  /// attempt at the limit.
-  public static let transportBackstop = Duration.seconds(1)
 
   /// Creates the middleware.
   ///
@@ -88,13 +77,11 @@ public struct TimeoutMiddleware: Middleware {
     -> Response
   {
     var request = request
-    let byTransport: Bool
-    if case .thread = timer { byTransport = enforcement == .transport } else { byTransport = false }
-    guard let (limit, overall) = prepareAttempt(&request, backstop: !byTransport) else {
+    guard let (limit, overall) = prepareAttempt(&request) else {
       return try await next(request)
     }
     guard limit > .zero else { throw timedOut(request, limit, overall, sent: false) }
-    if byTransport { return try await sendLeavingLimitToTransport(request, limit, overall, next) }
+    let start = ContinuousClock.now
     let outer = RequestCancellation.current
     var token = RequestCancellation.reused(parent: outer)
     let armed = arm(limit, token)
@@ -108,32 +95,25 @@ public struct TimeoutMiddleware: Middleware {
       // The timer cancelled the attempt, not the caller: report the limit that fired. An
       // attempt that failed for a reason of its own (a refused connection, a bad status) keeps
       // it, even when the timer fired before this code ran (a starved pool runs it late).
-      guard token.isCancelled, !(outer?.isCancelled ?? false), !Task.isCancelled,
+      if token.isCancelled, !(outer?.isCancelled ?? false), !Task.isCancelled,
         Self.mayBeCancellation(error)
-      else { throw error }
-      throw timedOut(request, limit, overall, sent: true)
+      {
+        throw timedOut(request, limit, overall, sent: true)
+      }
+      // The transport's own limit, the same one, ended the attempt first. Its other limits
+      // (connecting, idle) fire earlier and keep their own text.
+      if let error = error as? CourierError, error.kind == .timedOut,
+        ContinuousClock.now - start >= limit
+      {
+        throw timedOut(request, limit, overall, sent: true)
+      }
+      throw error
     }
   }
 
   /// Whether `error` may be how the attempt ended on the timer's cancellation: any error but a
   /// ``CourierError`` of another kind than ``CourierError/Kind/cancelled`` or
   /// ``CourierError/Kind/timedOut`` (a transport's own limit, the same one a second later).
-  /// ``Enforcement/transport``: the attempt goes on with the limit itself as
-  /// ``Request/timeout``, and the transport's `timedOut` at or past the limit is reported as
-  /// this middleware's, naming the limit that fired.
-  private func sendLeavingLimitToTransport(
-    _ request: Request, _ limit: Duration, _ overall: Duration?, _ next: Next
-  ) async throws -> Response {
-    let start = ContinuousClock.now
-    do {
-      return try await next(request)
-    } catch let error as CourierError where error.kind == .timedOut {
-      // A transport's other limits (connecting, idle) fire earlier and keep their own text.
-      guard ContinuousClock.now - start >= limit else { throw error }
-      throw timedOut(request, limit, overall, sent: true)
-    }
-  }
-
   private static func mayBeCancellation(_ error: any Error) -> Bool {
     guard let error = error as? CourierError else { return true }
     return error.kind == .cancelled || error.kind == .timedOut
@@ -174,7 +154,7 @@ public struct TimeoutMiddleware: Middleware {
   ///
   /// `package` so that `courier-bench` measures other timeout designs on the same rules.
   package func prepareAttempt(
-    _ request: inout Request, backstop: Bool = true
+    _ request: inout Request
   ) -> (limit: Duration, overall: Duration?)? {
     var deadline = request.attributes[DeadlineAttribute.self]
     // A deadline made just now has all of its limit left: no second clock read.
@@ -196,10 +176,7 @@ public struct TimeoutMiddleware: Middleware {
       }
     }
     guard let limit else { return nil }
-    // The transport gets a backstop a second later than the limit, never the limit itself:
-    // URLSession on Linux deadlocked (seen against httpbin's /delay) when this middleware's
-    // cancellation met URLSession's own timeout firing at the same instant.
-    if limit > .zero { request.timeout = backstop ? limit + Self.transportBackstop : limit }
+    if limit > .zero { request.timeout = limit }
     return (limit, overall)
   }
 
@@ -236,41 +213,10 @@ extension Endpoint {
   }
 }
 
-extension TimeoutMiddleware {
-  /// What stops an attempt that runs past its limit.
-  public struct Enforcement: Sendable, Hashable, CustomStringConvertible {
-    private enum Choice { case automatic, courier, transport }
-    private let choice: Choice
-
-    /// ``courier``, except in a chain `Client.standard` builds over a transport whose
-    /// ``Transport/enforcesRequestTimeout`` is `true` with no middleware of yours between
-    /// timeout and the wire (`StandardMiddleware.perAttempt` empty): ``transport`` there. The
-    /// default.
-    public static let automatic = Enforcement(choice: .automatic)
-
-    /// Courier's timer thread cancels the attempt at its limit. It works over every transport
-    /// and whatever runs between this middleware and the transport, and the transport gets a
-    /// backstop ``TimeoutMiddleware/transportBackstop`` later.
-    public static let courier = Enforcement(choice: .courier)
-
-    /// The transport is handed the limit as ``Request/timeout`` and ends the attempt itself;
-    /// no timer is armed. Only for a transport whose ``Transport/enforcesRequestTimeout`` is
-    /// `true`, with nothing between this middleware and the transport that waits (a middleware
-    /// awaiting something of its own would not be stopped). Under an injected test clock
-    /// Courier's timer is used.
-    public static let transport = Enforcement(choice: .transport)
-
-    /// `automatic`, `courier` or `transport`.
-    public var description: String { "\(choice)" }
-  }
-}
-
 extension TimeoutMiddleware: CustomStringConvertible {
-  /// `TimeoutMiddleware(attempt 30 s; overall 60 s)`; `none` where a limit is off, and
-  /// `; enforced by the transport` with ``Enforcement/transport``.
+  /// `TimeoutMiddleware(attempt 30 s; overall 60 s)`; `none` where a limit is off.
   public var description: String {
     "TimeoutMiddleware(attempt \(attemptTimeout.map(DescriptionText.duration) ?? "none"); "
-      + "overall \(overallTimeout.map(DescriptionText.duration) ?? "none")"
-      + (enforcement == .transport ? "; enforced by the transport)" : ")")
+      + "overall \(overallTimeout.map(DescriptionText.duration) ?? "none"))"
   }
 }
