@@ -471,7 +471,6 @@ public struct URLSessionTransport: Transport {
     public var observesRequestCancellation: Bool { true }
   #endif
 
-
   /// The `URLRequest` for `request`.
   ///
   /// A name with several values is set once, its values joined in order: `Cookie` with `"; "`
