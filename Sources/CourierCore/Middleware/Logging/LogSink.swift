@@ -1,5 +1,3 @@
-import Foundation
-
 /// Where ``LoggingMiddleware`` writes its events: stderr, a log pipeline, swift-log, a test.
 ///
 /// ## When to use it
@@ -38,54 +36,4 @@ public protocol LogSink: Sendable {
   var metadata: [String: String] { get set }
   /// Writes one event. Called from the request's task: keep it fast and never throw.
   func log(_ event: LogEvent)
-}
-
-/// How severe a ``LogEvent`` is.
-public enum LogSeverity: Int, Sendable, Comparable, CustomStringConvertible {
-  /// Detail for debugging (request lines before they are sent, headers, bodies).
-  case debug
-  /// A completed exchange.
-  case info
-  /// An exchange that ended with an error status.
-  case warning
-  /// An attempt that failed without a response, or was rejected.
-  case error
-
-  /// Orders by severity.
-  public static func < (lhs: LogSeverity, rhs: LogSeverity) -> Bool { lhs.rawValue < rhs.rawValue }
-
-  /// The lower-case name.
-  public var description: String {
-    switch self {
-    case .debug: "debug"
-    case .info: "info"
-    case .warning: "warning"
-    case .error: "error"
-    }
-  }
-}
-
-/// One thing ``LoggingMiddleware`` reports: a message line and named fields, with every
-/// credential already hidden.
-public struct LogEvent: Sendable, Hashable {
-  /// How severe it is.
-  public var severity: LogSeverity
-  /// One line for people: `GET https://api.test/users?token=*** → 200 (12 ms)`.
-  public var message: String
-  /// Named fields: `method`, `url`, `status`, `duration_ms`, `attempt`, `request_id`,
-  /// `request_bytes`, `response_bytes`, `error_kind`, and at higher levels
-  /// `request_headers`, `response_headers`, `request_body`, `response_body`.
-  public var metadata: [String: String]
-  /// When it happened.
-  public var date: Date
-
-  /// Creates an event.
-  public init(
-    severity: LogSeverity, message: String, metadata: [String: String] = [:], date: Date = Date()
-  ) {
-    self.severity = severity
-    self.message = message
-    self.metadata = metadata
-    self.date = date
-  }
 }
