@@ -1,21 +1,3 @@
-/// A position in a spec file: 1-based line, and 1-based column counted in UTF-8 bytes, as the
-/// Swift compiler counts them, so that Xcode and SwiftPM put the message on the right character.
-package struct SourceLocation: Hashable, Sendable, CustomStringConvertible {
-  /// The line, from 1.
-  package var line: Int
-  /// The column in UTF-8 bytes, from 1.
-  package var column: Int
-
-  /// Creates a location.
-  package init(line: Int, column: Int) {
-    self.line = line
-    self.column = column
-  }
-
-  /// `line:column`.
-  package var description: String { "\(line):\(column)" }
-}
-
 /// A problem in a spec, reported as `file:line:column: error: message`.
 package struct Diagnostic: Error, Hashable, Sendable {
   /// Where the problem is.
@@ -34,16 +16,5 @@ package struct Diagnostic: Error, Hashable, Sendable {
   /// as `\u{…}`, so that it cannot start a line of its own that reads like another diagnostic.
   package func formatted(file: String) -> String {
     SpecText.commentLine("\(file):\(location.line):\(location.column): error: \(message)")
-  }
-}
-
-/// Every problem found in a spec, in file order.
-package struct Diagnostics: Error, Sendable {
-  /// The problems; never empty.
-  package var all: [Diagnostic]
-
-  /// Wraps the problems found.
-  package init(all: [Diagnostic]) {
-    self.all = all
   }
 }
