@@ -227,15 +227,39 @@ package struct Generator {
     line(indent, "}")
   }
 
+  /// One call of an endpoint's modifier chain: the method and its arguments.
+  private typealias Modifier = (head: String, arguments: [Argument])
+
   private mutating func body(_ indent: Int, _ endpoint: Spec.Endpoint) {
-    typealias Modifier = (head: String, arguments: [Argument])
+    let hasOptionalQuery = endpoint.query.contains(where: \.optional)
+    let modifiers = modifiers(of: endpoint, chainingQuery: !hasOptionalQuery)
+    let head = "CourierCore.Endpoint<\(endpoint.response)>"
+    let headArguments: [Argument] = [
+      .text(".\(endpoint.method.lowercased())"), .text(Self.literal(endpoint.fullPath)),
+    ]
+    let headCall = (hasOptionalQuery ? "var endpoint = " : "") + head
+    call(indent, headCall, headArguments, hug: modifiers.isEmpty)
+    // After a head broken over lines, whose `)` has a line of its own, `swift format` puts
+    // the chained modifiers at the head's indent; after a head on one line, one level in.
+    let headLength = (headCall + "(" + headArguments.map(\.flat).joined(separator: ", ") + ")")
+      .count
+    let modifierIndent = indent + headLength <= Self.lineLength ? indent + 2 : indent
+    for (index, modifier) in modifiers.enumerated() {
+      call(
+        modifierIndent, modifier.head, modifier.arguments, hug: index == modifiers.count - 1)
+    }
+    guard hasOptionalQuery else { return }
+    queryStatements(indent, endpoint)
+  }
+
+  /// The modifiers the endpoint's head is chained with; its query items too when `chainingQuery`.
+  private func modifiers(of endpoint: Spec.Endpoint, chainingQuery: Bool) -> [Modifier] {
     var modifiers: [Modifier] = []
     for parameter in endpoint.parameters {
       modifiers.append(
         (".parameter", [.text(Self.literal(parameter.name)), .text(parameter.label)]))
     }
-    let hasOptionalQuery = endpoint.query.contains(where: \.optional)
-    if !hasOptionalQuery {
+    if chainingQuery {
       for item in endpoint.query {
         modifiers.append((".query", [.text(Self.literal(item.name)), .text(item.label)]))
       }
@@ -270,23 +294,11 @@ package struct Generator {
     if let deadline = endpoint.deadline {
       modifiers.append((".deadline", [.text(Self.duration(deadline))]))
     }
+    return modifiers
+  }
 
-    let head = "CourierCore.Endpoint<\(endpoint.response)>"
-    let headArguments: [Argument] = [
-      .text(".\(endpoint.method.lowercased())"), .text(Self.literal(endpoint.fullPath)),
-    ]
-    let headCall = (hasOptionalQuery ? "var endpoint = " : "") + head
-    call(indent, headCall, headArguments, hug: modifiers.isEmpty)
-    // After a head broken over lines, whose `)` has a line of its own, `swift format` puts
-    // the chained modifiers at the head's indent; after a head on one line, one level in.
-    let headLength = (headCall + "(" + headArguments.map(\.flat).joined(separator: ", ") + ")")
-      .count
-    let modifierIndent = indent + headLength <= Self.lineLength ? indent + 2 : indent
-    for (index, modifier) in modifiers.enumerated() {
-      call(
-        modifierIndent, modifier.head, modifier.arguments, hug: index == modifiers.count - 1)
-    }
-    guard hasOptionalQuery else { return }
+  /// The statements that add the query items to `var endpoint`, an optional one only when set.
+  private mutating func queryStatements(_ indent: Int, _ endpoint: Spec.Endpoint) {
     for item in endpoint.query {
       if item.optional {
         line(indent, "if let \(item.label) {")

@@ -197,73 +197,32 @@ package struct SpecReader {
   private mutating func spec(_ root: JSONNode) -> Spec? {
     guard let top = members(root, of: "the spec", allowed: Self.specKeys) else { return nil }
     var version = Self.supportedVersion
-    if let member = required("version", in: top, of: "the spec", at: root.location) {
-      if case .number(let text) = member.value.value, let number = Int(text) {
-        version = number
-        if number != Self.supportedVersion {
-          report(
-            "unsupported spec version \(number); this courier-endpoints reads version "
-              + "\(Self.supportedVersion)",
-            at: member.value.location)
-        }
-      } else {
-        report("'version' must be the number 1", at: member.value.location)
-      }
+    if let member = required("version", in: top, of: "the spec", at: root.location),
+      let number = specVersion(member)
+    {
+      version = number
     }
     var namespace = "API"
-    if let member = top["namespace"], let name = string(member) {
-      if SwiftNames.qualifyingModules.contains(name) {
-        report(
-          "namespace '\(name)' would hide the module \(name), whose types the generated code "
-            + "names; choose another name", at: member.value.location)
-      } else if SwiftNames.isUpperCamel(name) {
-        namespace = name
-      } else {
-        report(
-          "namespace '\(name)' must be a Swift type name in upper camel case (such as API)",
-          at: member.value.location)
-      }
+    if let member = top["namespace"], let name = string(member),
+      let valid = namespaceName(name, at: member.value.location)
+    {
+      namespace = valid
     }
     var access = "internal"
-    if let member = top["access"], let value = string(member) {
-      if ["internal", "package", "public"].contains(value) {
-        access = value
-      } else {
-        report(
-          "access must be internal, package or public, found '\(value)'",
-          at: member.value.location)
-      }
+    if let member = top["access"], let value = string(member),
+      let valid = accessLevel(value, at: member.value.location)
+    {
+      access = valid
     }
     var imports = ["Courier"]
     if let member = top["imports"] {
       imports = stringArray(member, what: "module name") { SwiftNames.isIdentifier($0) }
     }
     var groups: [String: String] = [:]
-    if let member = top["groups"] {
-      if case .object(let entries) = member.value.value {
-        for entry in entries {
-          let path = entry.key.split(separator: ".", omittingEmptySubsequences: false)
-          if path.isEmpty || !path.allSatisfy({ SwiftNames.isUpperCamel(String($0)) }) {
-            report(
-              "group '\(entry.key)' must be a dotted path of namespaces in upper camel case",
-              at: entry.keyLocation)
-          }
-          if let text = doc(entry) { groups[entry.key] = text }
-        }
-      } else {
-        report(
-          "'groups' must be an object of namespace paths and docs, found "
-            + member.value.kindName, at: member.value.location)
-      }
-    }
+    if let member = top["groups"] { groups = groupDocs(member) }
     var basePath: String?
     if let member = top["basePath"], let value = line(member, what: "basePath") {
-      if value.contains("{") || value.contains("}") || value.contains("?")
-        || value.contains("#")
-      {
-        report(
-          "basePath cannot hold parameters, a query or a fragment", at: member.value.location)
-      }
+      checkBasePath(value, at: member.value.location)
       basePath = value
     }
     let headers = headers(top["headers"])
@@ -271,36 +230,114 @@ package struct SpecReader {
     if let member = top["envelope"] { sharedEnvelope = envelope(member) }
     var endpoints: [Spec.Endpoint] = []
     if let member = required("endpoints", in: top, of: "the spec", at: root.location) {
-      if case .array(let elements) = member.value.value {
-        var seen: [String: SourceLocation] = [:]
-        for element in elements {
-          guard
-            let endpoint = self.endpoint(element, basePath: basePath, envelope: sharedEnvelope)
-          else { continue }
-          // An invalid name was reported already; it cannot clash with anything.
-          guard !endpoint.name.isEmpty else { continue }
-          let name = endpoint.name.joined(separator: ".")
-          if let first = seen[name] {
-            report(
-              "duplicate endpoint name '\(name)' (first declared at line \(first.line))",
-              at: endpoint.location)
-          } else {
-            seen[name] = endpoint.location
-            endpoints.append(endpoint)
-          }
-        }
-        checkNamespaceClashes(endpoints)
-        checkHiddenNames(endpoints, namespace: namespace)
-      } else {
-        report(
-          "'endpoints' must be an array of endpoint objects, found \(member.value.kindName)",
-          at: member.value.location)
-      }
+      endpoints = endpointList(
+        member, basePath: basePath, envelope: sharedEnvelope, namespace: namespace)
     }
     return Spec(
       version: version, namespace: namespace, access: access, imports: imports,
       doc: doc(top["doc"]), groups: groups, basePath: basePath,
       headers: headers, envelope: sharedEnvelope, endpoints: endpoints)
+  }
+
+  /// The number in 'version', reported unless it is the one this tool reads; `nil` if none.
+  private mutating func specVersion(_ member: JSONNode.Member) -> Int? {
+    guard case .number(let text) = member.value.value, let number = Int(text) else {
+      report("'version' must be the number 1", at: member.value.location)
+      return nil
+    }
+    if number != Self.supportedVersion {
+      report(
+        "unsupported spec version \(number); this courier-endpoints reads version "
+          + "\(Self.supportedVersion)",
+        at: member.value.location)
+    }
+    return number
+  }
+
+  /// `name` when it can name the generated namespace; `nil` after reporting why not.
+  private mutating func namespaceName(_ name: String, at location: SourceLocation) -> String? {
+    if SwiftNames.qualifyingModules.contains(name) {
+      report(
+        "namespace '\(name)' would hide the module \(name), whose types the generated code "
+          + "names; choose another name", at: location)
+      return nil
+    }
+    guard SwiftNames.isUpperCamel(name) else {
+      report(
+        "namespace '\(name)' must be a Swift type name in upper camel case (such as API)",
+        at: location)
+      return nil
+    }
+    return name
+  }
+
+  /// `value` when it is an access level the generated code may have; `nil` after reporting.
+  private mutating func accessLevel(_ value: String, at location: SourceLocation) -> String? {
+    guard ["internal", "package", "public"].contains(value) else {
+      report("access must be internal, package or public, found '\(value)'", at: location)
+      return nil
+    }
+    return value
+  }
+
+  /// The docs of 'groups', by namespace path, after reporting paths that are not namespaces.
+  private mutating func groupDocs(_ member: JSONNode.Member) -> [String: String] {
+    guard case .object(let entries) = member.value.value else {
+      report(
+        "'groups' must be an object of namespace paths and docs, found "
+          + member.value.kindName, at: member.value.location)
+      return [:]
+    }
+    var groups: [String: String] = [:]
+    for entry in entries {
+      let path = entry.key.split(separator: ".", omittingEmptySubsequences: false)
+      if path.isEmpty || !path.allSatisfy({ SwiftNames.isUpperCamel(String($0)) }) {
+        report(
+          "group '\(entry.key)' must be a dotted path of namespaces in upper camel case",
+          at: entry.keyLocation)
+      }
+      if let text = doc(entry) { groups[entry.key] = text }
+    }
+    return groups
+  }
+
+  /// Reports a basePath that holds parameters, a query or a fragment.
+  private mutating func checkBasePath(_ value: String, at location: SourceLocation) {
+    if value.contains("{") || value.contains("}") || value.contains("?") || value.contains("#") {
+      report("basePath cannot hold parameters, a query or a fragment", at: location)
+    }
+  }
+
+  /// The endpoints of 'endpoints', after reporting duplicate names and names that clash.
+  private mutating func endpointList(
+    _ member: JSONNode.Member, basePath: String?, envelope: Spec.Envelope?, namespace: String
+  ) -> [Spec.Endpoint] {
+    guard case .array(let elements) = member.value.value else {
+      report(
+        "'endpoints' must be an array of endpoint objects, found \(member.value.kindName)",
+        at: member.value.location)
+      return []
+    }
+    var endpoints: [Spec.Endpoint] = []
+    var seen: [String: SourceLocation] = [:]
+    for element in elements {
+      guard let endpoint = self.endpoint(element, basePath: basePath, envelope: envelope)
+      else { continue }
+      // An invalid name was reported already; it cannot clash with anything.
+      guard !endpoint.name.isEmpty else { continue }
+      let name = endpoint.name.joined(separator: ".")
+      if let first = seen[name] {
+        report(
+          "duplicate endpoint name '\(name)' (first declared at line \(first.line))",
+          at: endpoint.location)
+      } else {
+        seen[name] = endpoint.location
+        endpoints.append(endpoint)
+      }
+    }
+    checkNamespaceClashes(endpoints)
+    checkHiddenNames(endpoints, namespace: namespace)
+    return endpoints
   }
 
   private mutating func stringArray(
@@ -395,54 +432,66 @@ package struct SpecReader {
         at: member.value.location)
       return nil
     case .object:
-      guard let fields = members(member.value, of: "an envelope", allowed: Self.envelopeKeys),
-        let codeMember = required("code", in: fields, of: "an envelope", at: member.value.location),
-        let code = string(codeMember)
-      else { return nil }
-      var success: [Spec.Literal] = []
-      if let list = required("success", in: fields, of: "an envelope", at: member.value.location) {
-        if case .array(let elements) = list.value.value, !elements.isEmpty {
-          for element in elements {
-            switch element.value {
-            case .number(let text):
-              if Int(text) != nil {
-                success.append(.number(text))
-              } else {
-                report(
-                  "a numeric success code must be a whole number that fits in 64 bits; write "
-                    + "other codes as strings", at: element.location)
-              }
-            case .string(let text): success.append(.string(text))
-            case .bool(let value): success.append(.bool(value))
-            default:
-              report("a success code must be a number, a string or a boolean", at: element.location)
-            }
-          }
-        } else {
-          report("'success' must be a non-empty array of codes", at: list.value.location)
-        }
-      }
-      var message: [String] = []
-      if let field = fields["message"] {
-        if case .string(let text) = field.value.value {
-          message = [text]
-        } else {
-          message = stringArray(field, what: "key path") { !$0.isEmpty }
-        }
-      }
-      var payload: String?
-      if let field = fields["payload"], case .null = field.value.value {
-        payload = nil
-      } else {
-        payload = string(fields["payload"])
-      }
-      return .custom(code: code, success: success, message: message, payload: payload)
+      return customEnvelope(member.value)
     default:
       report(
         "'envelope' must be codeZero, statusOK, none or an object, found "
           + member.value.kindName, at: member.value.location)
       return nil
     }
+  }
+
+  /// An envelope object's code, success codes, message and payload key paths.
+  private mutating func customEnvelope(_ node: JSONNode) -> Spec.Envelope? {
+    guard let fields = members(node, of: "an envelope", allowed: Self.envelopeKeys),
+      let codeMember = required("code", in: fields, of: "an envelope", at: node.location),
+      let code = string(codeMember)
+    else { return nil }
+    var success: [Spec.Literal] = []
+    if let list = required("success", in: fields, of: "an envelope", at: node.location) {
+      success = successCodes(list)
+    }
+    var message: [String] = []
+    if let field = fields["message"] {
+      if case .string(let text) = field.value.value {
+        message = [text]
+      } else {
+        message = stringArray(field, what: "key path") { !$0.isEmpty }
+      }
+    }
+    var payload: String?
+    if let field = fields["payload"], case .null = field.value.value {
+      payload = nil
+    } else {
+      payload = string(fields["payload"])
+    }
+    return .custom(code: code, success: success, message: message, payload: payload)
+  }
+
+  /// The codes of an envelope's 'success', after reporting those that cannot be one.
+  private mutating func successCodes(_ list: JSONNode.Member) -> [Spec.Literal] {
+    guard case .array(let elements) = list.value.value, !elements.isEmpty else {
+      report("'success' must be a non-empty array of codes", at: list.value.location)
+      return []
+    }
+    var success: [Spec.Literal] = []
+    for element in elements {
+      switch element.value {
+      case .number(let text):
+        if Int(text) != nil {
+          success.append(.number(text))
+        } else {
+          report(
+            "a numeric success code must be a whole number that fits in 64 bits; write "
+              + "other codes as strings", at: element.location)
+        }
+      case .string(let text): success.append(.string(text))
+      case .bool(let value): success.append(.bool(value))
+      default:
+        report("a success code must be a number, a string or a boolean", at: element.location)
+      }
+    }
+    return success
   }
 
   private mutating func retry(_ member: JSONNode.Member) -> Spec.Retry? {
@@ -492,11 +541,7 @@ package struct SpecReader {
     guard let fields = members(node, of: "an endpoint", allowed: Self.endpointKeys) else {
       return nil
     }
-    let what =
-      fields["name"].flatMap { member -> String? in
-        if case .string(let name) = member.value.value { return "endpoint '\(name)'" }
-        return nil
-      } ?? "an endpoint"
+    let what = Self.endpointDescription(fields)
 
     var name: [String] = []
     var nameLocation = node.location
@@ -505,31 +550,14 @@ package struct SpecReader {
       let text = string(member)
     {
       nameLocation = member.value.location
-      let parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-      let namespacesValid = parts.dropLast().allSatisfy(SwiftNames.isUpperCamel)
-      if let last = parts.last, SwiftNames.isLowerCamel(last), namespacesValid {
-        name = parts
-      } else {
-        report(
-          "endpoint name '\(text)' must be a function name in lower camel case, after any "
-            + "namespaces in upper camel case (such as User.check)",
-          at: member.value.location)
-      }
+      name = endpointName(text, at: member.value.location)
     }
 
     var method = "GET"
     if let member = required("method", in: fields, of: what, at: node.location),
-      let text = string(member)
+      let text = string(member), let valid = httpMethod(text, at: member.value.location)
     {
-      if Self.methods.contains(text) {
-        method = text
-      } else {
-        let hint = Self.methods.contains(text.uppercased()) ? " (methods are upper case)" : ""
-        report(
-          "invalid method '\(text)'\(hint); expected one of "
-            + Self.methods.joined(separator: ", "),
-          at: member.value.location)
-      }
+      method = valid
     }
 
     let parameters = parameterList(fields["parameters"], inPath: true)
@@ -542,71 +570,32 @@ package struct SpecReader {
     {
       path = text
       checkPath(member.value, text, parameters: parameters)
-      let isAbsolute = text.hasPrefix("http://") || text.hasPrefix("https://")
-      if let basePath, !basePath.isEmpty, !isAbsolute {
-        let base = basePath.hasSuffix("/") ? String(basePath.dropLast()) : basePath
-        fullPath = base + "/" + (text.hasPrefix("/") ? String(text.dropFirst()) : text)
-      } else {
-        fullPath = text
-      }
+      fullPath = Self.fullPath(text, basePath: basePath)
     }
 
-    var labels: [String: SourceLocation] = [:]
-    for parameter in parameters + query {
-      if let first = labels[parameter.label] {
-        report(
-          "two arguments are named '\(parameter.label)' (the other is at line \(first.line)); "
-            + "give one a 'label'",
-          at: parameter.location)
-      }
-      labels[parameter.label] = parameter.location
-    }
-
+    let labels = argumentLabels(parameters + query)
     var body: Spec.Body?
     if let member = fields["body"] {
       body = self.body(member, typeUses: &typeUses)
-      if let body, let first = labels[body.label] {
-        report(
-          "the body's argument '\(body.label)' has the name of a parameter (line \(first.line)); "
-            + "give the body a 'label'",
-          at: member.value.location)
-      }
-      if body != nil, method == "GET" || method == "HEAD" {
-        report("a \(method) endpoint cannot have a body", at: member.keyLocation)
-      }
+      checkBody(body, of: member, method: method, labels: labels)
     }
 
     var response = "Void"
     if let member = required("response", in: fields, of: what, at: node.location),
-      let text = string(member)
+      let text = string(member), let type = responseType(text, at: member.value.location)
     {
-      if SwiftNames.isTypeName(text) {
-        response = text.trimmingSpaces
-        typeUses.append(
-          Spec.TypeUse(type: response, role: "the response", location: member.value.location))
-      } else {
-        report("response '\(text)' is not a Swift type name", at: member.value.location)
-      }
+      response = type
+      typeUses.append(
+        Spec.TypeUse(type: response, role: "the response", location: member.value.location))
     }
-
-    var decodeAt: String?
-    if let member = fields["decodeAt"], let text = string(member) {
-      if ["Void", "Data", "String"].contains(response) || text.isEmpty {
-        report(
-          "'decodeAt' needs a Decodable response type and a key path such as \"result.items\"",
-          at: member.value.location)
-      }
-      decodeAt = text
-    }
+    let decodeAt = decodeKeyPath(fields["decodeAt"], response: response)
 
     var retry: Spec.Retry?
     if let member = fields["retry"] { retry = self.retry(member) }
     var endpointEnvelope = envelope
     if let member = fields["envelope"] { endpointEnvelope = self.envelope(member) }
 
-    for parameter in parameters + query {
-      if let use = parameter.typeUse { typeUses.append(use) }
-    }
+    typeUses += (parameters + query).compactMap(\.typeUse)
 
     return Spec.Endpoint(
       name: name, doc: doc(fields["doc"]), method: method, path: path, fullPath: fullPath,
@@ -615,6 +604,100 @@ package struct SpecReader {
       retryable: bool(fields["retryable"]) ?? false, timeout: seconds(fields["timeout"]),
       deadline: seconds(fields["deadline"]), location: node.location, nameLocation: nameLocation,
       typeUses: typeUses)
+  }
+
+  /// `endpoint 'name'` when the endpoint has a string name, else `an endpoint`, for messages.
+  private static func endpointDescription(_ fields: [String: JSONNode.Member]) -> String {
+    fields["name"].flatMap { member -> String? in
+      if case .string(let name) = member.value.value { return "endpoint '\(name)'" }
+      return nil
+    } ?? "an endpoint"
+  }
+
+  /// The parts of endpoint name `text`; empty after reporting when it is not a valid name.
+  private mutating func endpointName(_ text: String, at location: SourceLocation) -> [String] {
+    let parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+    let namespacesValid = parts.dropLast().allSatisfy(SwiftNames.isUpperCamel)
+    guard let last = parts.last, SwiftNames.isLowerCamel(last), namespacesValid else {
+      report(
+        "endpoint name '\(text)' must be a function name in lower camel case, after any "
+          + "namespaces in upper camel case (such as User.check)",
+        at: location)
+      return []
+    }
+    return parts
+  }
+
+  /// `text` when it is one of ``methods``; `nil` after reporting.
+  private mutating func httpMethod(_ text: String, at location: SourceLocation) -> String? {
+    guard Self.methods.contains(text) else {
+      let hint = Self.methods.contains(text.uppercased()) ? " (methods are upper case)" : ""
+      report(
+        "invalid method '\(text)'\(hint); expected one of "
+          + Self.methods.joined(separator: ", "),
+        at: location)
+      return nil
+    }
+    return text
+  }
+
+  /// `path` behind `basePath`, unless it is an absolute URL or there is no basePath.
+  private static func fullPath(_ path: String, basePath: String?) -> String {
+    let isAbsolute = path.hasPrefix("http://") || path.hasPrefix("https://")
+    guard let basePath, !basePath.isEmpty, !isAbsolute else { return path }
+    let base = basePath.hasSuffix("/") ? String(basePath.dropLast()) : basePath
+    return base + "/" + (path.hasPrefix("/") ? String(path.dropFirst()) : path)
+  }
+
+  /// Where each argument label is declared, after reporting labels used twice.
+  private mutating func argumentLabels(_ parameters: [Spec.Parameter]) -> [String: SourceLocation] {
+    var labels: [String: SourceLocation] = [:]
+    for parameter in parameters {
+      if let first = labels[parameter.label] {
+        report(
+          "two arguments are named '\(parameter.label)' (the other is at line \(first.line)); "
+            + "give one a 'label'",
+          at: parameter.location)
+      }
+      labels[parameter.label] = parameter.location
+    }
+    return labels
+  }
+
+  /// Reports a body whose label is a parameter's, and a body on a GET or HEAD endpoint.
+  private mutating func checkBody(
+    _ body: Spec.Body?, of member: JSONNode.Member, method: String,
+    labels: [String: SourceLocation]
+  ) {
+    if let body, let first = labels[body.label] {
+      report(
+        "the body's argument '\(body.label)' has the name of a parameter (line \(first.line)); "
+          + "give the body a 'label'",
+        at: member.value.location)
+    }
+    if body != nil, method == "GET" || method == "HEAD" {
+      report("a \(method) endpoint cannot have a body", at: member.keyLocation)
+    }
+  }
+
+  /// `text` without its spaces when it is a Swift type name; `nil` after reporting.
+  private mutating func responseType(_ text: String, at location: SourceLocation) -> String? {
+    guard SwiftNames.isTypeName(text) else {
+      report("response '\(text)' is not a Swift type name", at: location)
+      return nil
+    }
+    return text.trimmingSpaces
+  }
+
+  /// The key path in 'decodeAt', reported when `response` cannot be decoded at one.
+  private mutating func decodeKeyPath(_ member: JSONNode.Member?, response: String) -> String? {
+    guard let member, let text = string(member) else { return nil }
+    if ["Void", "Data", "String"].contains(response) || text.isEmpty {
+      report(
+        "'decodeAt' needs a Decodable response type and a key path such as \"result.items\"",
+        at: member.value.location)
+    }
+    return text
   }
 
   /// Checks the `{name}` parts of a path against the declared path parameters.
@@ -680,64 +763,84 @@ package struct SpecReader {
     var result: [Spec.Parameter] = []
     var seen: [String: SourceLocation] = [:]
     for element in elements {
-      guard let fields = members(element, of: what, allowed: Self.parameterKeys),
-        let nameMember = required("name", in: fields, of: what, at: element.location),
-        let name = line(nameMember, what: "the name of \(what)")
-      else { continue }
-      let location = nameMember.value.location
-      if let first = seen[name] {
-        report(
-          "\(what) '\(name)' is declared twice (first at line \(first.line))", at: location)
-        continue
+      if let parameter = parameter(element, what: what, inPath: inPath, seen: &seen) {
+        result.append(parameter)
       }
-      seen[name] = location
-      if name.isEmpty {
-        report("\(what) needs a non-empty name", at: location)
-        continue
-      }
-      var label = SwiftNames.lowerCamel(from: name)
-      if let labelMember = fields["label"], let text = string(labelMember) {
-        if SwiftNames.isLowerCamel(text) {
-          label = text
-        } else {
-          report(
-            "label '\(text)' must be a Swift name in lower camel case",
-            at: labelMember.value.location)
-          continue
-        }
-      }
-      guard let label else {
-        report(
-          "'\(name)' is not a Swift name; add a 'label' such as \"value\" for its argument",
-          at: location)
-        continue
-      }
-      var type = "Swift.String"
-      var typeUse: Spec.TypeUse?
-      if let typeMember = fields["type"], let text = string(typeMember) {
-        let optionalType = text.trimmingSpaces.hasSuffix("?")
-        if SwiftNames.isTypeName(text) && !optionalType {
-          type = text.trimmingSpaces
-          typeUse = Spec.TypeUse(
-            type: type, role: "\(inPath ? "path" : "query") parameter '\(name)'",
-            location: typeMember.value.location)
-        } else {
-          report(
-            "type '\(text)' is not a Swift type name"
-              + (optionalType ? " (write optional: true instead of '?')" : ""),
-            at: typeMember.value.location)
-        }
-      }
-      let optional = bool(fields["optional"]) ?? false
-      if optional && inPath, let optionalMember = fields["optional"] {
-        report("a path parameter cannot be optional", at: optionalMember.value.location)
-      }
-      result.append(
-        Spec.Parameter(
-          name: name, label: label, type: type, optional: optional,
-          doc: doc(fields["doc"]), location: location, typeUse: typeUse))
     }
     return result
+  }
+
+  /// One element of a parameter list, `nil` after reporting; `seen` holds the names so far.
+  private mutating func parameter(
+    _ element: JSONNode, what: String, inPath: Bool, seen: inout [String: SourceLocation]
+  ) -> Spec.Parameter? {
+    guard let fields = members(element, of: what, allowed: Self.parameterKeys),
+      let nameMember = required("name", in: fields, of: what, at: element.location),
+      let name = line(nameMember, what: "the name of \(what)")
+    else { return nil }
+    let location = nameMember.value.location
+    if let first = seen[name] {
+      report(
+        "\(what) '\(name)' is declared twice (first at line \(first.line))", at: location)
+      return nil
+    }
+    seen[name] = location
+    if name.isEmpty {
+      report("\(what) needs a non-empty name", at: location)
+      return nil
+    }
+    guard let label = parameterLabel(fields["label"], name: name, at: location) else {
+      return nil
+    }
+    let (type, typeUse) = parameterType(fields["type"], name: name, inPath: inPath)
+    let optional = bool(fields["optional"]) ?? false
+    if optional && inPath, let optionalMember = fields["optional"] {
+      report("a path parameter cannot be optional", at: optionalMember.value.location)
+    }
+    return Spec.Parameter(
+      name: name, label: label, type: type, optional: optional,
+      doc: doc(fields["doc"]), location: location, typeUse: typeUse)
+  }
+
+  /// The 'label' given, else `name` in lower camel case; `nil` after reporting neither fits.
+  private mutating func parameterLabel(
+    _ member: JSONNode.Member?, name: String, at location: SourceLocation
+  ) -> String? {
+    if let member, let text = string(member) {
+      guard SwiftNames.isLowerCamel(text) else {
+        report(
+          "label '\(text)' must be a Swift name in lower camel case", at: member.value.location)
+        return nil
+      }
+      return text
+    }
+    guard let label = SwiftNames.lowerCamel(from: name) else {
+      report(
+        "'\(name)' is not a Swift name; add a 'label' such as \"value\" for its argument",
+        at: location)
+      return nil
+    }
+    return label
+  }
+
+  /// The type in 'type' (default `Swift.String`) and its use, for the hidden-name check.
+  private mutating func parameterType(
+    _ member: JSONNode.Member?, name: String, inPath: Bool
+  ) -> (type: String, use: Spec.TypeUse?) {
+    guard let member, let text = string(member) else { return ("Swift.String", nil) }
+    let optionalType = text.trimmingSpaces.hasSuffix("?")
+    guard SwiftNames.isTypeName(text) && !optionalType else {
+      report(
+        "type '\(text)' is not a Swift type name"
+          + (optionalType ? " (write optional: true instead of '?')" : ""),
+        at: member.value.location)
+      return ("Swift.String", nil)
+    }
+    let type = text.trimmingSpaces
+    let use = Spec.TypeUse(
+      type: type, role: "\(inPath ? "path" : "query") parameter '\(name)'",
+      location: member.value.location)
+    return (type, use)
   }
 
   private mutating func body(

@@ -20,6 +20,32 @@ package enum Tool {
   package static func run(
     _ arguments: [String], standardError: (String) -> Void, standardOutput: (String) -> Void
   ) -> Int32 {
+    do {
+      let (specPath, outputPath) = try parse(
+        arguments, standardError: standardError, standardOutput: standardOutput)
+      let spec = try readSpec(at: specPath, standardError: standardError)
+      let name = URL(fileURLWithPath: specPath).lastPathComponent
+      let source = Generator.generate(spec, specFileName: name)
+      guard let outputPath else {
+        standardOutput(source)
+        return 0
+      }
+      try write(source, to: outputPath, standardError: standardError)
+      return 0
+    } catch {
+      return error.status
+    }
+  }
+
+  /// Ends a run early with `status`, once its output (help or an error) is written.
+  private struct Exit: Error {
+    var status: Int32
+  }
+
+  /// The spec path and the output path the arguments name.
+  private static func parse(
+    _ arguments: [String], standardError: (String) -> Void, standardOutput: (String) -> Void
+  ) throws(Exit) -> (spec: String, output: String?) {
     var specPath: String?
     var outputPath: String?
     var remaining = arguments[...]
@@ -27,58 +53,63 @@ package enum Tool {
       switch argument {
       case "-h", "--help":
         standardOutput(usage + "\n")
-        return 0
+        throw Exit(status: 0)
       case "-o", "--output":
         guard let path = remaining.popFirst() else {
           standardError("courier-endpoints: error: \(argument) needs a file path\n\(usage)\n")
-          return 2
+          throw Exit(status: 2)
         }
         outputPath = path
       default:
         if argument.hasPrefix("-") || specPath != nil {
           standardError("courier-endpoints: error: unexpected argument '\(argument)'\n\(usage)\n")
-          return 2
+          throw Exit(status: 2)
         }
         specPath = argument
       }
     }
     guard let specPath else {
       standardError("courier-endpoints: error: no spec file given\n\(usage)\n")
-      return 2
+      throw Exit(status: 2)
     }
+    return (specPath, outputPath)
+  }
+
+  /// The checked spec in the file at `path`; its problems go to standard error.
+  private static func readSpec(
+    at path: String, standardError: (String) -> Void
+  ) throws(Exit) -> Spec {
     let bytes: [UInt8]
     do {
-      bytes = Array(try Data(contentsOf: URL(fileURLWithPath: specPath)))
+      bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
     } catch {
       standardError(
-        "courier-endpoints: error: cannot read \(specPath): \(error.localizedDescription)\n")
-      return 1
+        "courier-endpoints: error: cannot read \(path): \(error.localizedDescription)\n")
+      throw Exit(status: 1)
     }
-    let spec: Spec
     do {
-      spec = try SpecReader.read(bytes)
+      return try SpecReader.read(bytes)
     } catch {
       for diagnostic in error.all {
-        standardError(diagnostic.formatted(file: specPath) + "\n")
+        standardError(diagnostic.formatted(file: path) + "\n")
       }
-      return 1
+      throw Exit(status: 1)
     }
-    let name = URL(fileURLWithPath: specPath).lastPathComponent
-    let source = Generator.generate(spec, specFileName: name)
-    guard let outputPath else {
-      standardOutput(source)
-      return 0
-    }
+  }
+
+  /// Writes `source` to the file at `path`, making its folder when missing.
+  private static func write(
+    _ source: String, to path: String, standardError: (String) -> Void
+  ) throws(Exit) {
     do {
-      let url = URL(fileURLWithPath: outputPath)
+      let url = URL(fileURLWithPath: path)
       try FileManager.default.createDirectory(
         at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
       try Data(source.utf8).write(to: url, options: .atomic)
     } catch {
       standardError(
-        "courier-endpoints: error: cannot write \(outputPath): \(error.localizedDescription)\n")
-      return 1
+        "courier-endpoints: error: cannot write \(path): \(error.localizedDescription)\n")
+      throw Exit(status: 1)
     }
-    return 0
   }
 }
