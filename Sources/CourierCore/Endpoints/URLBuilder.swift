@@ -154,11 +154,7 @@ enum URLBuilder {
       return template
     }
     // In an absolute template, the authority (`[::1]:8080`) is copied as written.
-    var authorityEnd = utf8.startIndex
-    if let schemeLength {
-      let authorityStart = utf8.index(utf8.startIndex, offsetBy: schemeLength + 3)
-      authorityEnd = utf8[authorityStart...].firstIndex(of: UInt8(ascii: "/")) ?? utf8.endIndex
-    }
+    let authorityEnd = authorityEnd(of: utf8, schemeLength: schemeLength)
     var output = [UInt8]()
     output.reserveCapacity(utf8.count + 16)
     var usedNames = Set<String>()
@@ -167,30 +163,10 @@ enum URLBuilder {
       let byte = utf8[index]
       switch byte {
       case UInt8(ascii: "{"):
-        guard let close = utf8[index...].firstIndex(of: UInt8(ascii: "}")) else {
-          throw invalid("path template \(template.debugDescription) has an unclosed '{'")
-        }
-        let name = String(template[utf8.index(after: index)..<close])
-        guard !name.isEmpty, !name.contains("{") else {
-          throw invalid("path template \(template.debugDescription) has an empty or nested {}")
-        }
-        guard let value = parameters[name] else {
-          throw invalid("path parameter \(name.debugDescription) has no value")
-        }
-        guard !value.isEmpty else {
-          throw invalid("path parameter \(name.debugDescription) is empty")
-        }
-        // `.` and `..` would stay one segment only until a client or server removes dot
-        // segments (RFC 3986 §5.2.4; libcurl and most servers do, even for %2E%2E), so
-        // `users/{id}/sessions` with `..` would reach `/sessions`.
-        guard value != "." && value != ".." else {
-          throw invalid(
-            "path parameter \(name.debugDescription) is \(value.debugDescription), which would"
-              + " remove a path segment")
-        }
-        PercentEncoding.append(value, to: &output, keeping: .unreserved)
+        let (name, end) = try appendParameter(
+          of: template, at: index, parameters: parameters, to: &output)
         usedNames.insert(name)
-        index = utf8.index(after: close)
+        index = end
         continue
       case UInt8(ascii: "}"):
         throw invalid("path template \(template.debugDescription) has a '}' without '{'")
@@ -199,12 +175,7 @@ enum URLBuilder {
           "path template \(template.debugDescription) contains"
             + " '\(Character(Unicode.Scalar(byte)))'; use query items")
       case UInt8(ascii: "%"):
-        let next = utf8.index(after: index)
-        let isEscape =
-          next < utf8.endIndex && utf8.index(after: next) < utf8.endIndex
-          && ASCII.isHexDigit(utf8[next])
-          && ASCII.isHexDigit(utf8[utf8.index(after: next)])
-        if isEscape {
+        if startsEscape(utf8, at: index) {
           output.append(byte)
         } else {
           PercentEncoding.appendEscaped(byte, to: &output)
@@ -226,6 +197,52 @@ enum URLBuilder {
       throw invalid("path parameter \(name.debugDescription) is not used by the template")
     }
     return String(decoding: output, as: UTF8.self)
+  }
+
+  /// Where the authority of an absolute template ends; the start for a relative one.
+  private static func authorityEnd(of utf8: String.UTF8View, schemeLength: Int?) -> String.Index {
+    guard let schemeLength else { return utf8.startIndex }
+    let authorityStart = utf8.index(utf8.startIndex, offsetBy: schemeLength + 3)
+    return utf8[authorityStart...].firstIndex(of: UInt8(ascii: "/")) ?? utf8.endIndex
+  }
+
+  /// Appends the value of the `{name}` at `open`, encoded; the name, and where the text goes on.
+  private static func appendParameter(
+    of template: String, at open: String.Index, parameters: [String: String],
+    to output: inout [UInt8]
+  ) throws -> (name: String, end: String.Index) {
+    let utf8 = template.utf8
+    guard let close = utf8[open...].firstIndex(of: UInt8(ascii: "}")) else {
+      throw invalid("path template \(template.debugDescription) has an unclosed '{'")
+    }
+    let name = String(template[utf8.index(after: open)..<close])
+    guard !name.isEmpty, !name.contains("{") else {
+      throw invalid("path template \(template.debugDescription) has an empty or nested {}")
+    }
+    guard let value = parameters[name] else {
+      throw invalid("path parameter \(name.debugDescription) has no value")
+    }
+    guard !value.isEmpty else {
+      throw invalid("path parameter \(name.debugDescription) is empty")
+    }
+    // `.` and `..` would stay one segment only until a client or server removes dot
+    // segments (RFC 3986 §5.2.4; libcurl and most servers do, even for %2E%2E), so
+    // `users/{id}/sessions` with `..` would reach `/sessions`.
+    guard value != "." && value != ".." else {
+      throw invalid(
+        "path parameter \(name.debugDescription) is \(value.debugDescription), which would"
+          + " remove a path segment")
+    }
+    PercentEncoding.append(value, to: &output, keeping: .unreserved)
+    return (name, utf8.index(after: close))
+  }
+
+  /// Whether the `%` at `index` starts an escape: two hex digits follow it.
+  private static func startsEscape(_ utf8: String.UTF8View, at index: String.Index) -> Bool {
+    let next = utf8.index(after: index)
+    return next < utf8.endIndex && utf8.index(after: next) < utf8.endIndex
+      && ASCII.isHexDigit(utf8[next])
+      && ASCII.isHexDigit(utf8[utf8.index(after: next)])
   }
 
   static func invalid(_ message: String) -> CourierError {

@@ -115,19 +115,8 @@ public final class DownloadWriter {
     let encoded = headers["Content-Encoding"].map { $0.lowercased() != "identity" } ?? false
     var append = false
     if status == 206 {
-      guard let range = headers["Content-Range"].flatMap(Self.parseContentRange),
-        range.start == offset, offset > 0
-      else {
-        try? manager.removeItem(at: destination.partialURL)
-        try? manager.removeItem(at: destination.validatorURL)
-        throw CourierError(
-          kind: .badResponse,
-          debugMessage: "206 with Content-Range \(headers["Content-Range"] ?? "none") "
-            + "for a partial file of \(offset) bytes",
-          request: request, attempts: 1, stage: "transport")
-      }
+      expected = try resumedTotal(headers, length: length, request: request)
       append = true
-      expected = range.total ?? length.map { offset + $0 }
     } else {
       expected = encoded ? nil : length
     }
@@ -136,6 +125,37 @@ public final class DownloadWriter {
         "the download announces \(total) bytes, over its maximum size of \(maximum); nothing "
           + "was written", request: request)
     }
+    try openFile(appending: append, encoded: encoded, headers: headers, request: request)
+    resumedFrom = append ? offset : 0
+    written = resumedFrom
+    decodedFrom = encoded ? .some(length) : nil
+    isWriting = true
+    return true
+  }
+
+  /// The total a `206` announces; deletes the partial file and throws unless it resumes it.
+  private func resumedTotal(
+    _ headers: HTTPHeaders, length: Int64?, request: Request
+  ) throws(CourierError) -> Int64? {
+    guard let range = headers["Content-Range"].flatMap(Self.parseContentRange),
+      range.start == offset, offset > 0
+    else {
+      try? FileManager.default.removeItem(at: destination.partialURL)
+      try? FileManager.default.removeItem(at: destination.validatorURL)
+      throw CourierError(
+        kind: .badResponse,
+        debugMessage: "206 with Content-Range \(headers["Content-Range"] ?? "none") "
+          + "for a partial file of \(offset) bytes",
+        request: request, attempts: 1, stage: "transport")
+    }
+    return range.total ?? length.map { offset + $0 }
+  }
+
+  /// Opens the partial file at its end when `appending`; else creates it, and its validator.
+  private func openFile(
+    appending append: Bool, encoded: Bool, headers: HTTPHeaders, request: Request
+  ) throws(CourierError) {
+    let manager = FileManager.default
     do {
       if !append {
         try? manager.removeItem(at: destination.validatorURL)
@@ -159,11 +179,6 @@ public final class DownloadWriter {
         debugMessage: "cannot write \(destination.partialURL.path): \(error)",
         underlying: error, request: request, attempts: 1, stage: "transport")
     }
-    resumedFrom = append ? offset : 0
-    written = resumedFrom
-    decodedFrom = encoded ? .some(length) : nil
-    isWriting = true
-    return true
   }
 
   /// Appends a piece of body to the file.
