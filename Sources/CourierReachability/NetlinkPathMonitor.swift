@@ -223,18 +223,43 @@
     let readsSysfs: Bool
 
     func run(_ startup: Startup) {
-      if let networkNamespace {
-        let fd = open("/run/netns/\(networkNamespace)", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-          return startup.fail(PathMonitorError(operation: "open /run/netns", code: errno))
-        }
-        let entered = ccourier_enter_network_namespace(fd)
-        let code = errno
-        _ = close(fd)
-        guard entered == 0 else {
-          return startup.fail(PathMonitorError(operation: "setns", code: code))
-        }
+      let sockets: (events: Int32, queries: Int32, routes: Int32)
+      do throws(PathMonitorError) {
+        try enterNetworkNamespace()
+        sockets = try Self.openSockets()
+      } catch {
+        return startup.fail(error)
       }
+      let (events, queries, routeSocket) = sockets
+      defer {
+        _ = close(events)
+        _ = close(queries)
+      }
+      var snapshot = Snapshot(queries: queries, readsSysfs: readsSysfs)
+      broadcaster.publish(snapshot.status())
+      startup.succeed(routeSocket: routeSocket)
+      watch(events, snapshot: &snapshot)
+    }
+
+    /// Moves this thread into the network namespace named `networkNamespace`, if any.
+    private func enterNetworkNamespace() throws(PathMonitorError) {
+      guard let networkNamespace else { return }
+      let fd = open("/run/netns/\(networkNamespace)", O_RDONLY | O_CLOEXEC)
+      guard fd >= 0 else {
+        throw PathMonitorError(operation: "open /run/netns", code: errno)
+      }
+      let entered = ccourier_enter_network_namespace(fd)
+      let code = errno
+      _ = close(fd)
+      guard entered == 0 else {
+        throw PathMonitorError(operation: "setns", code: code)
+      }
+    }
+
+    /// The three netlink sockets, all open or none: events, dumps and route lookups.
+    private static func openSockets() throws(PathMonitorError) -> (
+      events: Int32, queries: Int32, routes: Int32
+    ) {
       var opened: [Int32] = []
       do throws(PathMonitorError) {
         // Events; dumps (2 s to answer); route lookups, handed to the monitor, which closes it
@@ -244,17 +269,13 @@
         opened.append(try openNetlink(groups: 0, answersWithin: 1))
       } catch {
         for fd in opened { _ = close(fd) }
-        return startup.fail(error)
+        throw error
       }
-      let (events, queries, routeSocket) = (opened[0], opened[1], opened[2])
-      defer {
-        _ = close(events)
-        _ = close(queries)
-      }
-      var snapshot = Snapshot(queries: queries, readsSysfs: readsSysfs)
-      broadcaster.publish(snapshot.status())
-      startup.succeed(routeSocket: routeSocket)
+      return (opened[0], opened[1], opened[2])
+    }
 
+    /// Publishes the status again after each burst of events, until `stopRead` is readable.
+    private func watch(_ events: Int32, snapshot: inout Snapshot) {
       var descriptors = [
         pollfd(fd: events, events: Int16(POLLIN), revents: 0),
         pollfd(fd: stopRead, events: Int16(POLLIN), revents: 0),
@@ -276,15 +297,20 @@
         }
         // The events' content is not needed: any change means "recompute". Drain the socket so
         // that a burst (a link going down removes addresses and routes too) costs one dump.
-        while true {
-          let count = buffer.withUnsafeMutableBytes {
-            recv(events, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
-          }
-          if count > 0 { continue }
-          if count < 0, errno == EINTR || errno == ENOBUFS { continue }
-          break
-        }
+        Self.drain(events, into: &buffer)
         broadcaster.publish(snapshot.status())
+      }
+    }
+
+    /// Reads `events` until nothing is left to read without waiting.
+    private static func drain(_ events: Int32, into buffer: inout [UInt8]) {
+      while true {
+        let count = buffer.withUnsafeMutableBytes {
+          recv(events, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
+        }
+        if count > 0 { continue }
+        if count < 0, errno == EINTR || errno == ENOBUFS { continue }
+        break
       }
     }
   }

@@ -317,43 +317,18 @@ public struct ReachabilityMiddleware: Middleware, CustomStringConvertible {
     _ request: Request, maximumWait: Duration, reason: PathStatus.UnsatisfiedReason,
     destination: RouteDestination?, after failure: CourierError? = nil
   ) async throws(CourierError) {
-    var limit = maximumWait
-    var bound = "the wait of \(Self.format(maximumWait))"
-    if let deadline = request.attributes[DeadlineAttribute.self], deadline.remaining < limit {
-      limit = deadline.remaining
-      bound = "the request's deadline (\(Self.format(deadline.limit)) overall)"
-    }
+    let (limit, bound) = Self.waitBound(request, maximumWait: maximumWait)
     guard limit > .zero else {
       throw notReachable(
         request, "the path is unsatisfied (\(reason)); \(bound) left no time", after: failure)
     }
     let monitor = self.monitor
     let clock = self.clock
-    let wait = limit
     // Its own task, so that a RequestCancellation (Client.cancelAll()) can cancel it as well
     // as the caller's task; the hop is paid only while offline.
     let waiter = Task { () async throws -> WaitOutcome in
-      try await withThrowingTaskGroup(of: WaitOutcome.self) { group in
-        group.addTask {
-          // The stream starts with the current status, so a change between the check in
-          // intercept and this subscription is not missed.
-          for await status in monitor.updates() {
-            guard case .unsatisfied(let reason) = status else { return .satisfied }
-            if let destination {
-              if monitor.route(to: destination) == .routable { return .satisfied }
-            } else if !Self.explainsNameFailures(reason) {
-              return .satisfied
-            }
-          }
-          return .monitorEnded
-        }
-        group.addTask {
-          try await clock.sleep(for: wait)
-          return .boundReached
-        }
-        defer { group.cancelAll() }
-        return try await group.next() ?? .monitorEnded
-      }
+      try await Self.firstOutcome(
+        monitor: monitor, clock: clock, limit: limit, destination: destination)
     }
     let outcome: WaitOutcome?
     do {
@@ -377,6 +352,44 @@ public struct ReachabilityMiddleware: Middleware, CustomStringConvertible {
       throw notReachable(
         request, "the path stayed unsatisfied (\(reason)) until \(bound) ran out",
         after: failure)
+    }
+  }
+
+  /// The shorter of `maximumWait` and the time left before the request's deadline, named.
+  private static func waitBound(
+    _ request: Request, maximumWait: Duration
+  ) -> (limit: Duration, bound: String) {
+    guard let deadline = request.attributes[DeadlineAttribute.self],
+      deadline.remaining < maximumWait
+    else { return (maximumWait, "the wait of \(format(maximumWait))") }
+    return (deadline.remaining, "the request's deadline (\(format(deadline.limit)) overall)")
+  }
+
+  /// What ends the wait first: a status that lets the request go, the monitor's end, `limit`.
+  private static func firstOutcome(
+    monitor: any PathMonitor, clock: any Clock<Duration>, limit: Duration,
+    destination: RouteDestination?
+  ) async throws -> WaitOutcome {
+    try await withThrowingTaskGroup(of: WaitOutcome.self) { group in
+      group.addTask {
+        // The stream starts with the current status, so a change between the check in
+        // intercept and this subscription is not missed.
+        for await status in monitor.updates() {
+          guard case .unsatisfied(let reason) = status else { return .satisfied }
+          if let destination {
+            if monitor.route(to: destination) == .routable { return .satisfied }
+          } else if !Self.explainsNameFailures(reason) {
+            return .satisfied
+          }
+        }
+        return .monitorEnded
+      }
+      group.addTask {
+        try await clock.sleep(for: limit)
+        return .boundReached
+      }
+      defer { group.cancelAll() }
+      return try await group.next() ?? .monitorEnded
     }
   }
 
