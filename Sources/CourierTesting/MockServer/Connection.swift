@@ -142,6 +142,12 @@ struct Connection {
   ) -> Bool {
     let method = head.method
     let http10 = keepAlive && head.version == "HTTP/1.0"
+    /// Writes `response` with only the first `bodyBytes` bytes of its body.
+    func writeCut(bodyBytes: Int) {
+      _ = writer.write(
+        response, method: method, closing: !keepAlive, keepAliveHTTP10: http10,
+        bodyBytes: bodyBytes)
+    }
     switch fault {
     case .closeWithoutResponse, .hang:
       return false
@@ -149,18 +155,13 @@ struct Connection {
       Socket.setAbortiveClose(fd)
       return false
     case .truncateBody:
-      let half = Self.bodyLength(of: response) / 2
-      _ = writer.write(
-        response, method: method, closing: !keepAlive, keepAliveHTTP10: http10, bodyBytes: half)
+      writeCut(bodyBytes: Self.bodyLength(of: response) / 2)
       return false
     case .closeAfterBodyBytes(let count):
-      _ = writer.write(
-        response, method: method, closing: !keepAlive, keepAliveHTTP10: http10, bodyBytes: count)
+      writeCut(bodyBytes: count)
       return false
     case .reset(let count):
-      let sent = count ?? Self.bodyLength(of: response) / 2
-      _ = writer.write(
-        response, method: method, closing: !keepAlive, keepAliveHTTP10: http10, bodyBytes: sent)
+      writeCut(bodyBytes: count ?? Self.bodyLength(of: response) / 2)
       // ServerCore closes the descriptor once this thread returns; with a zero linger time
       // that close sends RST.
       Socket.setAbortiveClose(fd)
@@ -176,14 +177,8 @@ struct Connection {
         statusLine: "HTTP/1.1 2OO OK")
       return false
     case .conflictingContentLength, .duplicatedContentLength:
-      var fields = response
-      let length = Self.bodyLength(of: response)
-      let second = fault == .conflictingContentLength ? length + 10 : length
-      fields.headers.removeAll { asciiCaseInsensitiveEquals($0.name, "Content-Length") }
-      fields.headers.append(MockHeader(name: "Content-Length", value: String(length)))
-      fields.headers.append(MockHeader(name: "Content-Length", value: String(second)))
-      fields.chunked = false
-      _ = writer.write(fields, method: method, closing: true, keepAliveHTTP10: false)
+      let doubled = Self.twoContentLengths(response, differ: fault == .conflictingContentLength)
+      _ = writer.write(doubled, method: method, closing: true, keepAliveHTTP10: false)
       return false
     case .brokenChunking:
       _ = writer.writeBrokenChunks(response, method: method)
@@ -195,6 +190,18 @@ struct Connection {
       _ = writer.writeHeadWithoutEnd(response)
       return false
     }
+  }
+
+  /// `response` with two `Content-Length` fields (the second 10 more when they `differ`).
+  private static func twoContentLengths(_ response: MockResponse, differ: Bool) -> MockResponse {
+    var fields = response
+    let length = bodyLength(of: response)
+    let second = differ ? length + 10 : length
+    fields.headers.removeAll { asciiCaseInsensitiveEquals($0.name, "Content-Length") }
+    fields.headers.append(MockHeader(name: "Content-Length", value: String(length)))
+    fields.headers.append(MockHeader(name: "Content-Length", value: String(second)))
+    fields.chunked = false
+    return fields
   }
 
   /// The number of body bytes `response` has: its ``MockResponse/sourceRange`` or its body.
