@@ -24,5 +24,54 @@ extension CurlEventLoop {
       _ = courier_curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &running)
       core.collectFinished(into: &completions)
     }
+
+    /// Starts the transfers of `submitted` (fails them with the shutdown error instead when
+    /// `stopping`) and removes those of `cancelled`.
+    mutating func take(submitted: [CurlTicket], cancelled: [CurlTicket], stopping: Bool) {
+      for ticket in submitted {
+        if stopping {
+          completions.append((ticket, .failure(CurlEventLoop.shutdownError(ticket.request))))
+        } else {
+          core.start(ticket, completions: &completions)
+        }
+      }
+      for ticket in cancelled { core.cancel(ticket, completions: &completions) }
+    }
+
+    /// Fails every transfer in flight with the shutdown error and cleans up the multi handle;
+    /// the engine is not used after this.
+    mutating func stop() {
+      core.shutDown(completions: &completions)
+      // libcurl's last socket callbacks, during the cleanup, still reach the interest.
+      courier_curl_multi_cleanup(multi)
+      withExtendedLifetime(interest) {}
+    }
+
+    /// Runs libcurl's due timeout, brings `pollSet` up to date with what libcurl wants
+    /// watched, and returns how long the loop may sleep in it (at most a second, as a safety
+    /// net; libcurl's own timeout shortens it). From here the loop counts as polling.
+    mutating func prepareWait(in pollSet: PollSet) -> Int32 {
+      runDueTimeout()
+      if interest.isDirty {
+        pollSet.rebuild(from: interest.watched)
+        interest.markBuilt()
+      }
+      let (timeout, ends) = interest.waitTime(limit: 1_000)
+      loopIsPolling = true
+      pollEnds = ends
+      return timeout
+    }
+
+    /// Hands libcurl the sockets `poll` found ready (those it still wants) and collects what
+    /// finished. The loop no longer counts as polling.
+    mutating func handReadySockets(_ ready: [(socket: Int32, revents: Int16)]) {
+      loopIsPolling = false
+      var running: Int32 = 0
+      for (socket, revents) in ready {
+        guard let events = interest.readiness(socket, revents: revents) else { continue }
+        _ = courier_curl_multi_socket_action(multi, socket, events, &running)
+      }
+      if !ready.isEmpty { core.collectFinished(into: &completions) }
+    }
   }
 }

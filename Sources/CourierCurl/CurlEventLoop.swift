@@ -307,86 +307,86 @@ final class CurlEventLoop: Sendable {
 
   // MARK: The loop thread
 
+  /// The loop thread: takes queued work, hands libcurl its due timeout and the sockets `poll`
+  /// found ready, resumes the callers of finished transfers, and sleeps in `poll` between
+  /// turns, until the shutdown.
   private func run() {
-    // libcurl's socket I/O on this thread: with SIGPIPE blocked here, a write to a socket the
-    // peer closed returns EPIPE instead of killing the process, whatever libcurl's version,
-    // without changing the signal disposition of the whole process.
-    var signals = sigset_t()
-    sigemptyset(&signals)
-    sigaddset(&signals, SIGPIPE)
-    pthread_sigmask(SIG_BLOCK, &signals, nil)
-
+    Self.blockSIGPIPE()
     let pollSet = PollSet(wakeReader: wakeReader)
     // The completions taken out of the engine, kept between rounds for their capacity.
     var completions: [CurlLoopCore.Completion] = []
     while true {
       turns.add(1, ordering: .relaxed)
-      let (submitted, cancelled, stopping): ([CurlTicket], [CurlTicket], Bool) =
-        hasWork.exchange(false, ordering: .sequentiallyConsistent)
-        ? shared.withLock { state in
-          defer {
-            state.submitted = []
-            state.cancelled = []
-          }
-          return (state.submitted, state.cancelled, state.isShutDown)
-        } : ([], [], false)
+      let work = takeQueuedWork()
       let timeout = engine.withLock { engine -> Int32? in
         guard engine != nil else { return nil }
-        for ticket in submitted {
-          if stopping {
-            engine!.completions.append((ticket, .failure(Self.shutdownError(ticket.request))))
-          } else {
-            engine!.core.start(ticket, completions: &engine!.completions)
-          }
-        }
-        for ticket in cancelled { engine!.core.cancel(ticket, completions: &engine!.completions) }
-        if stopping {
-          engine!.core.shutDown(completions: &engine!.completions)
+        engine!.take(submitted: work.submitted, cancelled: work.cancelled, stopping: work.stopping)
+        if work.stopping {
+          engine!.stop()
           swap(&completions, &engine!.completions)
-          // libcurl's last socket callbacks, during the cleanup, still reach the interest.
-          courier_curl_multi_cleanup(engine!.multi)
-          withExtendedLifetime(engine!.interest) {}
           engine = nil
           return nil
         }
-        engine!.runDueTimeout()
+        let timeout = engine!.prepareWait(in: pollSet)
         swap(&completions, &engine!.completions)
-        if engine!.interest.isDirty {
-          pollSet.rebuild(from: engine!.interest.watched)
-          engine!.interest.markBuilt()
-        }
-        // Never longer than a second, as a safety net; libcurl's own timeout shortens it.
-        let (timeout, ends) = engine!.interest.waitTime(limit: 1_000)
-        engine!.loopIsPolling = true
-        engine!.pollEnds = ends
         return timeout
       }
       resume(&completions)
       guard let timeout else { break }
-      // Asleep from here: a caller that queues work now sees it and wakes the loop; work
-      // queued before is seen here, and the loop goes round again instead of sleeping.
-      isPolling.store(true, ordering: .sequentiallyConsistent)
-      if hasWork.load(ordering: .sequentiallyConsistent) {
-        pollSet.skipWait()
-      } else {
-        pollSet.wait(timeout: timeout)
-      }
-      isPolling.store(false, ordering: .sequentiallyConsistent)
+      waitForEvents(in: pollSet, timeout: timeout)
       engine.withLock { engine in
         guard engine != nil else { return }
-        engine!.loopIsPolling = false
-        var running: Int32 = 0
-        for (socket, revents) in pollSet.ready {
-          guard let events = engine!.interest.readiness(socket, revents: revents) else { continue }
-          _ = courier_curl_multi_socket_action(engine!.multi, socket, events, &running)
-        }
-        if !pollSet.ready.isEmpty { engine!.core.collectFinished(into: &engine!.completions) }
+        engine!.handReadySockets(pollSet.ready)
         swap(&completions, &engine!.completions)
       }
       resume(&completions)
     }
-    // Stopped under both locks: no new waker can start; then wait for those under way (a few
-    // instructions each) so none can write to a closed descriptor.
+    closeWakeUp()
+  }
+
+  /// Blocks `SIGPIPE` on the calling thread (the loop's): libcurl's socket I/O there then gets
+  /// `EPIPE` from a socket the peer closed instead of a signal that kills the process, whatever
+  /// libcurl's version, without changing the signal disposition of the whole process.
+  private static func blockSIGPIPE() {
+    var signals = sigset_t()
+    sigemptyset(&signals)
+    sigaddset(&signals, SIGPIPE)
+    pthread_sigmask(SIG_BLOCK, &signals, nil)
+  }
+
+  /// Takes what callers queued since the last turn (tickets, cancellations, the shutdown),
+  /// taking the queue's lock only when ``hasWork`` says there is something.
+  private func takeQueuedWork() -> (
+    submitted: [CurlTicket], cancelled: [CurlTicket], stopping: Bool
+  ) {
+    guard hasWork.exchange(false, ordering: .sequentiallyConsistent) else { return ([], [], false) }
+    return shared.withLock { state in
+      defer {
+        state.submitted = []
+        state.cancelled = []
+      }
+      return (state.submitted, state.cancelled, state.isShutDown)
+    }
+  }
+
+  /// Waits in `poll` until a socket is ready, a caller wakes the loop or `timeout`
+  /// milliseconds pass; does not wait when work was queued meanwhile. Asleep from setting
+  /// ``isPolling``: a caller that queues work from then on wakes the loop, and work queued
+  /// before is seen here, so the loop goes round again instead of sleeping.
+  private func waitForEvents(in pollSet: PollSet, timeout: Int32) {
+    isPolling.store(true, ordering: .sequentiallyConsistent)
+    if hasWork.load(ordering: .sequentiallyConsistent) {
+      pollSet.skipWait()
+    } else {
+      pollSet.wait(timeout: timeout)
+    }
+    isPolling.store(false, ordering: .sequentiallyConsistent)
+  }
+
+  /// Marks the loop stopped, waits for the callers still waking it, and closes the wake-up
+  /// descriptors. Stopped under both locks, no new waker can start; those under way take a
+  /// few instructions each, and none can then write to a closed descriptor.
+  private func closeWakeUp() {
     shared.withLock { $0.running = false }
     while wakers.load(ordering: .sequentiallyConsistent) > 0 { sched_yield() }
     courier_wake_close(wakeReader, wakeWriter)

@@ -116,6 +116,9 @@ final class CurlTransfer {
     }
   }
 
+  /// Sets every option of `sent`'s transfer on the handle: the shared ones when the handle
+  /// does not hold them yet, then the URL, timeout, download settings, method, body, header
+  /// lines and upload progress.
   private func configure(_ configuration: CurlTransport.Configuration) throws(CourierError) {
     let request = sent
     let context = Unmanaged.passUnretained(self).toOpaque()
@@ -126,6 +129,29 @@ final class CurlTransfer {
       try configureShared(configuration)
       handle.isConfigured = true
     }
+    try setURL(of: request)
+    // Always set: a kept handle may hold the last request's timeout (0 is none).
+    try set(CURLOPT_TIMEOUT_MS, request.timeout.map(Self.milliseconds) ?? 0)
+    try set(CURLOPT_WRITEDATA, pointer: context)
+    try set(CURLOPT_HEADERDATA, pointer: context)
+    let decodesDownload = try configureDownload(configuration)
+    let hasBody = try configureMethodAndBody(request, context: context)
+    sendsBody = hasBody
+    // A body, a method other than GET, progress: options the next transfer would not undo.
+    if hasBody || request.method != .get { handle.needsReset = true }
+    if let problem = RequestFraming.problem(in: request.headers, bodyLength: requestBodyLength) {
+      throw CourierError(
+        kind: .invalidRequest, debugMessage: problem, request: request, attempts: 1,
+        stage: "transport")
+    }
+    try configureHeaders(
+      request.headers, hasBody: hasBody,
+      suppressesAcceptEncoding: decodesDownload && !request.headers.contains(.acceptEncoding))
+    if hasBody, uploadProgress != nil { try configureUploadProgress(context: context) }
+  }
+
+  /// Sets `request`'s URL (`CURLOPT_URL`).
+  private func setURL(of request: Request) throws(CourierError) {
     let urlSet = request.url.absoluteString.withCString {
       courier_curl_easy_setopt_pointer(easy, CURLOPT_URL, $0)
     }
@@ -133,11 +159,14 @@ final class CurlTransfer {
       throw CurlErrorMapping.courierError(
         code: Int(urlSet), detail: "the URL was refused", request: request)
     }
-    // Always set: a kept handle may hold the last request's timeout (0 is none).
-    try set(CURLOPT_TIMEOUT_MS, request.timeout.map(Self.milliseconds) ?? 0)
-    try set(CURLOPT_WRITEDATA, pointer: context)
-    try set(CURLOPT_HEADERDATA, pointer: context)
+  }
 
+  /// A download's receive buffer and, unless libcurl decodes every body already, its
+  /// decoding; `true` when the download is decoded here (the request then sends no
+  /// `Accept-Encoding` of libcurl's unless it has its own). Nothing for other requests.
+  private func configureDownload(
+    _ configuration: CurlTransport.Configuration
+  ) throws(CourierError) -> Bool {
     let decodesDownload = writer != nil && configuration.contentDecoding != .automatic
     if writer != nil {
       // Larger pieces for a body that goes to disk: fewer callbacks and copies per MiB.
@@ -152,31 +181,22 @@ final class CurlTransfer {
       try set(CURLOPT_HTTP_CONTENT_DECODING, 1)
       try set(CURLOPT_ACCEPT_ENCODING, string: "")
     }
+    return decodesDownload
+  }
 
-    let hasBody = try configureMethodAndBody(request, context: context)
-    sendsBody = hasBody
-    // A body, a method other than GET, progress: options the next transfer would not undo.
-    if hasBody || request.method != .get { handle.needsReset = true }
-    if let problem = RequestFraming.problem(in: request.headers, bodyLength: requestBodyLength) {
-      throw CourierError(
-        kind: .invalidRequest, debugMessage: problem, request: request, attempts: 1,
-        stage: "transport")
-    }
-    try configureHeaders(
-      request.headers, hasBody: hasBody,
-      suppressesAcceptEncoding: decodesDownload && !request.headers.contains(.acceptEncoding))
-    if hasBody, uploadProgress != nil {
-      try check(
-        courier_curl_easy_setopt_xferinfo_callback(easy, CURLOPT_XFERINFOFUNCTION) {
-          context, _, _, total, now in
-          guard let context else { return 0 }
-          Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
-            .sentBody(now, of: total)
-          return 0
-        })
-      try set(CURLOPT_XFERINFODATA, pointer: context)
-      try set(CURLOPT_NOPROGRESS, 0)
-    }
+  /// libcurl's progress callback, which reports the request body's bytes sent to
+  /// ``sentBody(_:of:)``.
+  private func configureUploadProgress(context: UnsafeMutableRawPointer) throws(CourierError) {
+    try check(
+      courier_curl_easy_setopt_xferinfo_callback(easy, CURLOPT_XFERINFOFUNCTION) {
+        context, _, _, total, now in
+        guard let context else { return 0 }
+        Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+          .sentBody(now, of: total)
+        return 0
+      })
+    try set(CURLOPT_XFERINFODATA, pointer: context)
+    try set(CURLOPT_NOPROGRESS, 0)
   }
 
   /// The libcurl the process runs with, as `0xXXYYZZ`.
@@ -352,36 +372,7 @@ final class CurlTransfer {
         keys throws(CourierError) in
         for index in fields.indices { keys[index] = Self.nameKey(fields[index].name.rawName) }
         for index in fields.indices {
-          /// Whether field `other` has this field's name.
-          func sameName(_ other: Int) -> Bool {
-            keys[other] == keys[index] && fields[other].name == fields[index].name
-          }
-          // A name seen earlier was sent with all its values already.
-          if (0..<index).contains(where: sameName) { continue }
-          let name = fields[index].name
-          let separator = name == .cookie ? "; " : ", "
-          var repeats = false
-          var length = name.rawName.utf8.count + 2 + fields[index].value.utf8.count
-          for later in (index + 1)..<fields.count where sameName(later) {
-            repeats = true
-            length += separator.utf8.count + fields[later].value.utf8.count
-          }
-          // "Name:" would remove libcurl's own header of that name; "Name;" sends it empty.
-          let empty = !repeats && fields[index].value.isEmpty
-          try withUnsafeTemporaryAllocation(of: CChar.self, capacity: length + 1) {
-            line throws(CourierError) in
-            var end = Self.write(name.rawName, into: line, at: 0)
-            end = Self.write(empty ? ";" : ": ", into: line, at: end)
-            end = Self.write(fields[index].value, into: line, at: end)
-            if repeats {
-              for later in (index + 1)..<fields.count where sameName(later) {
-                end = Self.write(separator, into: line, at: end)
-                end = Self.write(fields[later].value, into: line, at: end)
-              }
-            }
-            line[end] = 0
-            try appendHeaderLine(UnsafePointer(line.baseAddress))
-          }
+          try appendFieldLine(index, of: fields, keys: UnsafeBufferPointer(keys))
         }
       }
     }
@@ -391,6 +382,45 @@ final class CurlTransfer {
     if suppressesAcceptEncoding { try appendHeaderLine("Accept-Encoding:") }
     if let head = handle.headerList.finish(from: fields, extras: extras) {
       try set(CURLOPT_HTTPHEADER, pointer: UnsafeRawPointer(head))
+    }
+  }
+
+  /// Adds the header line of field `index` of `fields`, its value followed by those of the
+  /// later fields of its name; nothing when an earlier field has its name (that field's line
+  /// holds every value). `keys` holds each field's ``nameKey(_:)``.
+  private func appendFieldLine(
+    _ index: Int, of fields: UnsafeBufferPointer<HTTPHeaders.Field>,
+    keys: UnsafeBufferPointer<Int>
+  ) throws(CourierError) {
+    /// Whether field `other` has this field's name.
+    func sameName(_ other: Int) -> Bool {
+      keys[other] == keys[index] && fields[other].name == fields[index].name
+    }
+    // A name seen earlier was sent with all its values already.
+    if (0..<index).contains(where: sameName) { return }
+    let name = fields[index].name
+    let separator = name == .cookie ? "; " : ", "
+    var repeats = false
+    var length = name.rawName.utf8.count + 2 + fields[index].value.utf8.count
+    for later in (index + 1)..<fields.count where sameName(later) {
+      repeats = true
+      length += separator.utf8.count + fields[later].value.utf8.count
+    }
+    // "Name:" would remove libcurl's own header of that name; "Name;" sends it empty.
+    let empty = !repeats && fields[index].value.isEmpty
+    try withUnsafeTemporaryAllocation(of: CChar.self, capacity: length + 1) {
+      line throws(CourierError) in
+      var end = Self.write(name.rawName, into: line, at: 0)
+      end = Self.write(empty ? ";" : ": ", into: line, at: end)
+      end = Self.write(fields[index].value, into: line, at: end)
+      if repeats {
+        for later in (index + 1)..<fields.count where sameName(later) {
+          end = Self.write(separator, into: line, at: end)
+          end = Self.write(fields[later].value, into: line, at: end)
+        }
+      }
+      line[end] = 0
+      try appendHeaderLine(UnsafePointer(line.baseAddress))
     }
   }
 
@@ -650,7 +680,6 @@ final class CurlTransfer {
 
   /// The response, or the error, for libcurl's result `code`.
   func complete(_ code: CURLcode) -> Result<Response, CourierError> {
-    let request = ticket.request
     if code == CURLE_OK && !headHandled && !answeredEarly {
       return .failure(
         CourierError(
@@ -658,63 +687,78 @@ final class CurlTransfer {
           debugMessage:
             "the connection closed before the response head ended (\(headerLines.count) "
             + "bytes of header lines after the status line, no blank line)",
-          request: request, attempts: 1, stage: "transport"))
+          request: ticket.request, attempts: 1, stage: "transport"))
     }
-    if code == CURLE_OK || answeredEarly {
-      var status = 0
-      _ = courier_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
-      let lines = headerLines
-      // Parsed when first read: many responses are decoded without a header being read.
-      var response = Response(
-        status: status,
-        headers: HTTPHeaders(receivedLines: lines),
-        body: body, request: request)
-      if writing, let writer {
-        do throws(CourierError) {
-          response.downloadedFile = try writer.finish()
-        } catch {
-          var error = error
-          error.request = request
-          return .failure(error)
-        }
+    if code == CURLE_OK || answeredEarly { return receivedResponse() }
+    return .failure(stopFailure() ?? libcurlFailure(code))
+  }
+
+  /// The response received, with a download's file finished; the error when finishing the
+  /// file failed.
+  private func receivedResponse() -> Result<Response, CourierError> {
+    let request = ticket.request
+    var status = 0
+    _ = courier_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+    let lines = headerLines
+    // Parsed when first read: many responses are decoded without a header being read.
+    var response = Response(
+      status: status,
+      headers: HTTPHeaders(receivedLines: lines),
+      body: body, request: request)
+    if writing, let writer {
+      do throws(CourierError) {
+        response.downloadedFile = try writer.finish()
+      } catch {
+        var error = error
+        error.request = request
+        return .failure(error)
       }
-      return .success(response)
     }
+    return .success(response)
+  }
+
+  /// Why a callback stopped the transfer (the download's writer, a switch of protocols, a
+  /// refused `Content-Length`, the body limit), or `nil` when none did.
+  private func stopFailure() -> CourierError? {
+    let request = ticket.request
     if var downloadFailure {
       downloadFailure.request = request
-      return .failure(downloadFailure)
+      return downloadFailure
     }
     if switchedProtocols {
-      return .failure(
-        CourierError(
-          kind: .badResponse,
-          debugMessage:
-            "the server switched protocols (101 Switching Protocols); CurlTransport speaks "
-            + "only HTTP, so the transfer was aborted",
-          request: request, attempts: 1, stage: "transport"))
+      return CourierError(
+        kind: .badResponse,
+        debugMessage:
+          "the server switched protocols (101 Switching Protocols); CurlTransport speaks "
+          + "only HTTP, so the transfer was aborted",
+        request: request, attempts: 1, stage: "transport")
     }
     if let refusedLength {
-      return .failure(
-        CourierError(
-          kind: .badResponse, debugMessage: refusedLength + "; the transfer was aborted",
-          request: request, attempts: 1, stage: "transport"))
+      return CourierError(
+        kind: .badResponse, debugMessage: refusedLength + "; the transfer was aborted",
+        request: request, attempts: 1, stage: "transport")
     }
     if bodyTooLarge {
-      return .failure(
-        CourierError(
-          kind: .bodyTooLarge,
-          debugMessage: "the response body passed CurlTransport's limit of "
-            + "\(DescriptionText.bytes(limit)); the transfer was aborted",
-          request: request, attempts: 1, stage: "transport"))
+      return CourierError(
+        kind: .bodyTooLarge,
+        debugMessage: "the response body passed CurlTransport's limit of "
+          + "\(DescriptionText.bytes(limit)); the transfer was aborted",
+        request: request, attempts: 1, stage: "transport")
     }
+    return nil
+  }
+
+  /// libcurl's error `code` with the detail of the handle's error buffer; a failure of the
+  /// file body's read callback makes it ``CourierError/Kind/invalidRequest``.
+  private func libcurlFailure(_ code: CURLcode) -> CourierError {
     let detail = String(cString: errorBuffer)
     var error = CurlErrorMapping.courierError(
-      code: Int(code), detail: detail, request: request)
+      code: Int(code), detail: detail, request: ticket.request)
     if let fileFailure {
       error.kind = .invalidRequest
       error.debugMessage = fileFailure + "; the transfer was aborted (\(error.debugMessage))"
     }
-    return .failure(error)
+    return error
   }
 
   /// How many connections libcurl opened for this transfer.
