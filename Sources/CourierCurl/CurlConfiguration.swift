@@ -43,10 +43,10 @@ extension CurlTransport {
     /// Whether a caller adds its transfer to libcurl and sends the request from its own thread
     /// (under the transport's lock), leaving only the response to the event-loop thread.
     /// Default `true`: one request at a time on a kept-alive connection, the loop thread is
-    /// then woken once per request instead of twice (see the README's transport table for
-    /// what that saves). Needs libcurl 7.88 or later, whose socket writes never raise
-    /// `SIGPIPE`; with an older libcurl, or `false`, every transfer is handed to the loop
-    /// thread through its queue.
+    /// then woken once per request instead of twice, which saves CPU per request. A caller
+    /// does so only when no other request of the transport is in progress. Needs libcurl 7.88
+    /// or later, whose socket writes never raise `SIGPIPE`; with an older libcurl, or `false`,
+    /// every transfer is handed to the loop thread through its queue.
     public var startsTransfersOnCallingThread: Bool
 
     /// Creates a configuration; every default is ``standard``'s.

@@ -3,9 +3,9 @@ internal import CCourierCurl
 /// A libcurl easy handle kept by a ``CurlLoopCore`` from one transfer to the next, with its
 /// error buffer and a note of what its options hold. Used only under the event loop's engine lock.
 ///
-/// Resetting a handle (`curl_easy_reset`) and setting every option again cost a few
-/// microseconds of the loop thread per request: libcurl frees and re-initialises all its
-/// settings and parses the protocol list again. A handle whose last transfer was a plain one
+/// Resetting a handle (`curl_easy_reset`) and setting every option again costs the loop thread
+/// work on every request: libcurl frees and re-initialises all its settings and parses the
+/// protocol list again. A handle whose last transfer was a plain one
 /// (no body, no custom method, no download, no upload progress, and no error) keeps the
 /// options every transfer of its transport shares (``isConfigured``); its next transfer sets
 /// only the request's own (URL, headers, timeout, callback data). Anything else is reset.

@@ -26,8 +26,8 @@ import Synchronization
 /// response. It wakes the loop only when the loop sleeps in a `poll` that no longer covers what
 /// libcurl now wants (a new connection, a socket to write to, an earlier timeout). One request
 /// at a time on a kept-alive connection, the loop thread is woken once per request (by the
-/// response) instead of twice; measured on the AMD EPYC host over loopback nginx, see the
-/// README's transport table (``Configuration/startsTransfersOnCallingThread`` turns it off).
+/// response) instead of twice. A caller does this only when no other transfer is in flight
+/// (``startHere(_:)`` says why); ``Configuration/startsTransfersOnCallingThread`` turns it off.
 ///
 /// This needs libcurl 7.88 or later, checked at run time: since then every socket write,
 /// OpenSSL's included (libcurl's own BIO, "OpenSSL CF BIO"), is a `send` with `MSG_NOSIGNAL`,
@@ -41,16 +41,17 @@ import Synchronization
 /// then reads ``hasWork``; a caller sets ``hasWork`` and then reads ``isPolling`` (both
 /// sequentially consistent), so either the loop sees the work before it sleeps or the caller
 /// sees it asleep and wakes it. The write happens *after* the queue's lock is released: under
-/// it, the woken loop thread would find the lock still held (measured: 4–5 % of a request's
-/// CPU in the mutex's slow path). A caller that is about to wake counts itself in ``wakers``
+/// it, the woken loop thread would find the lock still held and wait for it in the mutex's
+/// slow path. A caller that is about to wake counts itself in ``wakers``
 /// while still holding a lock the loop takes to stop; the loop thread marks the loop stopped
 /// under both locks (no new waker can start) and waits for ``wakers`` to reach zero before it
 /// closes the descriptor, so no write can reach a closed (or reused) descriptor.
 ///
-/// The `eventfd` replaces `curl_multi_wakeup`, libcurl's own wake-up: that is a `send` on a
-/// socket pair, which the loop then drains with two `recv` calls; an `eventfd` is one 8-byte
-/// `write` and one `read`, with no socket buffers (measured: 2–4 µs of CPU per request one at a
-/// time).
+/// The wake-up descriptor is the loop's own (`courier_wake_open`), not libcurl's
+/// `curl_multi_wakeup`: that one wakes only `curl_multi_poll`, which reads the multi handle's
+/// transfers and timers to build what it waits on, so the loop could not wait in it while a
+/// caller starts a transfer under the engine lock. An `eventfd` is also one 8-byte `write` and
+/// one `read` per wake-up, where libcurl's socket pair is a `send` and two `recv` calls.
 ///
 /// ## Resuming callers
 /// A finished transfer's caller is resumed after the lock is released (``Engine/completions``),
@@ -116,8 +117,8 @@ final class CurlEventLoop: Sendable {
     } else if let failure = courier_curl_load_failure() {
       state.startupFailure = "CurlTransport cannot start: " + String(cString: failure)
     } else if let multi = courier_curl_multi_init() {
-      // Clamped: `Int.max` overflowed `4 * perHost` below and crashed the process (found by a
-      // caller-side probe); a host has at most 65,535 ports to be reached on anyway.
+      // Clamped, so that `4 * perHost` below cannot overflow; a host has at most 65,535 ports
+      // to be reached on anyway.
       let perHost = min(max(1, configuration.maximumConnectionsPerHost), 65_535)
       _ = courier_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, perHost)
       // libcurl's own cache size is 4× the transfers in flight *now*: between bursts it
@@ -188,19 +189,14 @@ final class CurlEventLoop: Sendable {
   /// stopped).
   ///
   /// Only with nothing in flight, because that is where it pays. One request at a time, the
-  /// loop thread sleeps between requests, and starting here saves its wake-up: measured on
-  /// the AMD EPYC host against loopback nginx, alternating runs of 3,000 requests with the
-  /// option on and off, it won 11 of 20 pairs by a median 5 µs of about 200 µs of CPU per
-  /// request, and 35 of 40 pairs by a median 27 µs of 250 (1.25× the requests per second) in
-  /// a slower phase of the VM, where each wake-up costs more. With 16 requests at once the
-  /// loop thread is awake handing responses to libcurl anyway and starts queued transfers in the same turn, while starting
-  /// them on the callers' threads moved libcurl's state between the two cores and made the
-  /// callers contend for the lock: 15–20 % fewer requests per second and 15–20 % more CPU per
-  /// request (four pairs of 9,600, each pair lost). Waiting for the lock, rather than trying
-  /// it, was worse still, and so was deciding by the transfers in flight alone: with 16 at
-  /// once they drop to none whenever the loop finishes a burst before the callers' tasks have
-  /// run again (0.76× the requests per second of handing every transfer to the loop thread,
-  /// in one full run).
+  /// loop thread sleeps between requests, and starting here saves its wake-up. With many
+  /// requests at once the loop thread is awake handing responses to libcurl anyway and starts
+  /// queued transfers in the same turn, while starting them on the callers' threads would move
+  /// libcurl's state between cores and make the callers contend for the lock. For the same
+  /// reason the lock is tried, not waited for, and "alone" counts the callers inside
+  /// ``perform(_:limits:)``, not the transfers in flight: with many requests at once those
+  /// drop to none whenever the loop finishes a burst before the callers' tasks have run again.
+  /// The figures are in Docs/Benchmarks.md.
   private func startHere(_ ticket: CurlTicket) -> Bool {
     var completions: [CurlLoopCore.Completion] = []
     let outcome = engine.withLockIfAvailable { engine -> Bool? in

@@ -13,9 +13,8 @@ internal import CCourierCurl
 /// Why the socket interface and not `curl_multi_perform` + `curl_multi_poll`: told which socket
 /// is ready (`curl_multi_socket_action` with `CURL_CSELECT_IN`), libcurl works on that
 /// transfer alone and trusts the readiness; `curl_multi_perform` visits every transfer in
-/// flight, and each one it visits checks its socket with a `poll` of its own (measured: four
-/// `poll` calls per request one at a time, two of them only to ask libcurl's own question
-/// again; with 16 in flight, one per transfer on every wake-up). A plain `poll` array, not
+/// flight, and each one it visits checks its socket with a `poll` of its own, asking again
+/// what the loop's `poll` has just answered. A plain `poll` array, not
 /// `epoll`: libcurl switches a socket between reading and writing on every request, which is
 /// a free array update here and would be an `epoll_ctl` system call each time.
 ///
@@ -32,8 +31,8 @@ internal import CCourierCurl
 /// When a transfer ends, libcurl stops watching its socket (`CURL_POLL_REMOVE`) and keeps the
 /// connection for the next request. The socket stays in ``watched`` for reading: the next
 /// request on that connection then asks for exactly what the array already has, so a caller
-/// that sends it needs no wake-up of the loop (one `eventfd` write and one context switch of
-/// the loop thread per request, measured below in ``CurlEventLoop``). A socket that becomes
+/// that sends it needs no wake-up of the loop (which would be one `eventfd` write and one
+/// context switch of the loop thread per request). A socket that becomes
 /// readable while libcurl wants nothing of it is passed to nobody: it leaves the set, so it
 /// cannot make `poll` return again and again; a closed descriptor (`POLLNVAL`) leaves it too.
 /// That is also what happens when a caller's thread runs a whole transfer itself (the answer
@@ -243,9 +242,8 @@ final class CurlSocketInterest {
     // `POLLNVAL` says the descriptor was not open when `poll` looked. If it is open now, a
     // caller's thread (callers start transfers while the loop polls) had libcurl close it
     // and open a new socket that took its number: `poll` said nothing about that one, and
-    // passing the error on failed its transfer ("select/poll returned error", libcurl error
-    // 55; seen once in the conformance suite's cancellations). It stays watched, so the next
-    // `poll` looks at it.
+    // passing the error on would fail its transfer ("select/poll returned error", libcurl
+    // error 55). It stays watched, so the next `poll` looks at it.
     if revents & Int16(POLLNVAL) != 0, isOpen(socket) { return nil }
     let revents = Int32(revents)
     var events: Int32 = 0

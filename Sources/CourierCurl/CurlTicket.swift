@@ -56,10 +56,10 @@ final class CurlTicket: Sendable {
   /// thread and read by the caller's task. The continuation orders the two, but when the
   /// transfer ends before the task has suspended, Swift's runtime resumes the task straight
   /// from an atomic status (`swift_continuation_await`'s "already resumed" path), in library
-  /// code ThreadSanitizer does not see, so it reported a race between building the headers
-  /// and reading `Location` (1 run in about 60 of the redirect suite). Taking this
-  /// uncontended `pthread` lock once per transfer (tens of nanoseconds) gives ThreadSanitizer
-  /// the edge that exists anyway, so its reports on CourierCurl stay real ones.
+  /// code ThreadSanitizer does not see, and ThreadSanitizer would report a race between
+  /// building the response and reading it (a redirect's `Location`, for example). Taking this
+  /// uncontended `pthread` lock once per transfer gives ThreadSanitizer the edge that exists
+  /// anyway, so its reports on CourierCurl stay real ones.
   func joinFinish() {
     state.withLock { _ in }
   }

@@ -175,9 +175,9 @@ final class CurlTransfer {
     }
     if decodesDownload {
       // A download never passes through GzipMiddleware's decoding in memory: libcurl decodes
-      // its Content-Encoding into the file, as URLSession does (a gzip-encoded CSV was saved
-      // as gzip under its own name), within DownloadWriter's growth limit. The request's own
-      // Accept-Encoding is sent as it is; without one, none (configureHeaders).
+      // its Content-Encoding into the file, as URLSession does, within DownloadWriter's
+      // growth limit. The request's own Accept-Encoding is sent as it is; without one, none
+      // (configureHeaders).
       try set(CURLOPT_HTTP_CONTENT_DECODING, 1)
       try set(CURLOPT_ACCEPT_ENCODING, string: "")
     }
@@ -227,8 +227,8 @@ final class CurlTransfer {
     if configuration.httpVersion == .http2 {
       try set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS)
       // Requests that start together wait for the first connection's ALPN answer and then
-      // share it as HTTP/2 streams, instead of each opening a TLS connection of its own (64 at
-      // once against nginx opened 8 connections without it, the per-host limit, and 1 with it).
+      // share it as HTTP/2 streams, instead of each opening a TLS connection of its own, up to
+      // the per-host limit.
       try set(CURLOPT_PIPEWAIT, 1)
     } else {
       try set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
@@ -356,9 +356,8 @@ final class CurlTransfer {
     // Straight from the fields into libcurl (which copies each line): no dictionary, no
     // intermediate strings, no copy of a field. Names repeat rarely and lists are short, so
     // a name's other values are found by scanning, and the scan compares a one-word summary
-    // of each name (length, first and last byte, case folded) before it compares bytes: with
-    // 8 fields the byte-by-byte comparisons of every pair cost about 2 µs a request, and the
-    // copies of each field (two string retains and releases) another 1.5 µs.
+    // of each name (length, first and last byte, case folded) before it compares bytes, so
+    // that fields of different names are rarely compared byte by byte.
     let fields = headers.fieldList
     // What goes in besides the fields (which decide the rest: Expect, Content-Type).
     let extras = (hasBody ? 1 : 0) | (suppressesAcceptEncoding ? 2 : 0)
@@ -428,7 +427,7 @@ final class CurlTransfer {
   /// first and last bytes, case folded. Different summaries mean different names.
   private static func nameKey(_ name: String) -> Int {
     // From the bytes in place when the string has them: `last` on the UTF-8 view is a call
-    // into Foundation's generic copy of it, about 75 instructions a name (callgrind).
+    // into Foundation's generic copy of it.
     name.utf8.withContiguousStorageIfAvailable(nameKey) ?? nameKey(name.utf8)
   }
 
@@ -616,8 +615,8 @@ final class CurlTransfer {
       refusedLength = refusal
       return 0
     }
-    // Room for a usual head at once, rather than growing it line by line (three `malloc`s
-    // for nginx's five lines).
+    // Room for a usual head at once, rather than growing it line by line (a `malloc` each
+    // time the array doubles).
     if headerLines.capacity == 0 { headerLines.reserveCapacity(Self.headCapacity) }
     headerLines.append(contentsOf: line[0..<end])
     headerLines.append(0x0A)

@@ -92,8 +92,8 @@ import Foundation
 ///   descriptors of each transport; they reach no server and hold no file.
 ///
 /// ## Choosing a transport
-/// Prefer `CurlTransport` for services on Linux: the same request costs about a quarter of the
-/// CPU it costs through `URLSession`. Prefer `URLSessionTransport` on Apple platforms (where
+/// Prefer `CurlTransport` for services on Linux: the same request costs a fraction of the CPU
+/// it costs through `URLSession` (Docs/Benchmarks.md has the figures). Prefer `URLSessionTransport` on Apple platforms (where
 /// libcurl is not Foundation's engine), when you need URLSession's cookie storage or its
 /// configuration objects.
 ///
