@@ -20,7 +20,9 @@ import Foundation
 /// 9. ``logging`` — each attempt as it goes to the wire, with plain (decoded) bodies.
 /// 10. `ResponseValidation` — the response pipeline's checks (status, envelope, your stages),
 ///     on the decoded body; every middleware above sees a rejected response as a thrown
-///     error, which is how retry acts on a 503 and auth on a 401. Always present.
+///     error, which is how retry acts on a 503 and auth on a 401. Always present; placed
+///     higher, just outside the first middleware of yours that decodes response bodies
+///     (`decodesResponseBodies`), when there is one.
 /// 11. ``gzip`` — next to the wire: compresses request bodies (when enabled) and decodes
 ///     responses before anything above sees them.
 ///
@@ -91,7 +93,8 @@ public struct StandardMiddleware: Sendable {
   public init() {}
 
   /// The middleware in the order a request meets them, outermost first, without the ones set
-  /// to `nil`, with the response checks (`ResponseValidation`) in their place.
+  /// to `nil`, with the response checks (`ResponseValidation`) in their place: just outside
+  /// gzip, or just outside the first middleware of yours that decodes response bodies.
   public var middleware: [any Middleware] {
     var chain: [any Middleware] = []
     if var headers {
@@ -112,7 +115,10 @@ public struct StandardMiddleware: Sendable {
     if let timeout { chain.append(timeout) }
     chain += perAttempt
     if let logging { chain.append(logging) }
-    chain.append(ResponseValidation())
+    // The checks read decoded bytes: just outside gzip, or outside a middleware of yours that
+    // decodes response bodies, when one comes first.
+    let checks = chain.firstIndex { $0.decodesResponseBodies } ?? chain.count
+    chain.insert(ResponseValidation(), at: checks)
     if let gzip { chain.append(gzip) }
     return chain
   }

@@ -96,6 +96,42 @@ struct StandardClientTests {
     #expect(client.chainDescription.contains("LoggingMiddleware(basic;"))
   }
 
+  @Test("a middleware of yours that decodes response bodies has the checks just outside it")
+  func checksOutsideYourDecoder() async throws {
+    /// Answers are sent reversed; this middleware turns them back, as a decryption would.
+    struct Reversing: Middleware, CustomStringConvertible {
+      var description: String { "Reversing" }
+      var decodesResponseBodies: Bool { true }
+      func intercept(_ request: Request, next: Next) async throws -> Response {
+        var response = try await next(request)
+        response.body = Data(response.body.reversed())
+        return response
+      }
+    }
+    struct Named: Decodable, Equatable { let name: String }
+    let stub = StubTransport()
+    let client = Client.standard(
+      baseURL: URL(string: "http://stub.test/"), transport: stub, pipeline: .envelope(.codeZero)
+    ) {
+      $0.retry = nil
+      $0.perAttempt = [Reversing()]
+    }
+    #expect(
+      Self.names(client).drop { $0 != "TimeoutMiddleware" } == [
+        "TimeoutMiddleware", "ResponseValidation", "Reversing", "LoggingMiddleware",
+        "GzipMiddleware", "StubTransport",
+      ])
+    let envelope = #"{"code":0,"data":{"name":"Li"}}"#
+    stub.enqueue(.json(String(envelope.reversed())))
+    #expect(try await client.send(Endpoint<Named>(.get, "me")) == Named(name: "Li"))
+    // A failing envelope is still a thrown business error to everything above the checks.
+    stub.enqueue(.json(String(#"{"code":7,"message":"no"}"#.reversed())))
+    let error = await #expect(throws: CourierError.self) {
+      _ = try await client.send(Endpoint<Named>(.get, "me"))
+    }
+    #expect(error?.kind == .business)
+  }
+
   @Test("Accept-Encoding: gzip's over every transport; a body URLSession decoded stays decoded")
   func acceptEncoding() async throws {
     let stub = StubTransport()
