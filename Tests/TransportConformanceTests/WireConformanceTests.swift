@@ -535,8 +535,9 @@ struct WireConformanceTests {
       let body = try await fixture.client.send(Endpoint<Data>(.get, "long").timeout(limit))
       #expect(body == Data("fine".utf8))
     }
-    // TimeoutMiddleware adds a second to the limit for the transport's backstop, and
-    // describes its limits: that crashed the process over URLSession.
+    // TimeoutMiddleware hands its limit to the transport (URLSessionTransport adds a second
+    // for URLSession's idle timer) and describes its limits: that crashed the process over
+    // URLSession.
     let timed = try Fixture(
       kind,
       middleware: [

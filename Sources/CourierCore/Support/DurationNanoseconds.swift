@@ -10,9 +10,8 @@ extension Duration {
   }
 
   /// The duration in seconds, for any duration. `components` traps when the seconds do not
-  /// fit `Int64` — `.seconds(Int64.max)` plus `TimeoutMiddleware`'s one-second backstop
-  /// crashed a process over URLSession — so nothing that reads a caller's or a server's
-  /// duration uses it.
+  /// fit `Int64` (`.seconds(Int64.max)` plus a second, say), so nothing that reads a caller's
+  /// or a server's duration uses it.
   ///
   /// Through whole nanoseconds when they fit `Int64` (under 292 years): `Double(attoseconds)`
   /// converts an `Int128` through the standard library's unspecialized generic code, about

@@ -21,8 +21,8 @@
 /// let report = Endpoint<Data>(.get, "reports/2026").timeout(.seconds(120)).deadline(.seconds(300))
 /// ```
 ///
-/// The attempt's limit is also handed to the transport as ``Request/timeout``, which every
-/// transport applies; when the transport's own limit ends the attempt first, the error is the
+/// The attempt's limit is also handed to the transport as ``Request/timeout``, which the
+/// built-in transports apply as a total limit; when the transport's own limit ends the attempt first, the error is the
 /// same ``CourierError/Kind/timedOut``, naming this middleware's limit.
 public struct TimeoutMiddleware: Middleware {
   /// The limit for one attempt, or `nil` for none.
@@ -113,7 +113,7 @@ public struct TimeoutMiddleware: Middleware {
 
   /// Whether `error` may be how the attempt ended on the timer's cancellation: any error but a
   /// ``CourierError`` of another kind than ``CourierError/Kind/cancelled`` or
-  /// ``CourierError/Kind/timedOut`` (a transport's own limit, the same one a second later).
+  /// ``CourierError/Kind/timedOut`` (a transport's own limit, which is the same one).
   private static func mayBeCancellation(_ error: any Error) -> Bool {
     guard let error = error as? CourierError else { return true }
     return error.kind == .cancelled || error.kind == .timedOut
