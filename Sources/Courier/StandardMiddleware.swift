@@ -22,7 +22,8 @@ import Foundation
 ///     on the decoded body; every middleware above sees a rejected response as a thrown
 ///     error, which is how retry acts on a 503 and auth on a 401. Always present; placed
 ///     higher, just outside the first middleware of yours that decodes response bodies
-///     (`decodesResponseBodies`), when there is one.
+///     (`decodesResponseBodies`), when there is one, and only where you put it when you list
+///     one in ``perRequest`` or ``perAttempt``.
 /// 11. ``gzip`` — next to the wire: compresses request bodies (when enabled) and decodes
 ///     responses before anything above sees them.
 ///
@@ -94,7 +95,8 @@ public struct StandardMiddleware: Sendable {
 
   /// The middleware in the order a request meets them, outermost first, without the ones set
   /// to `nil`, with the response checks (`ResponseValidation`) in their place: just outside
-  /// gzip, or just outside the first middleware of yours that decodes response bodies.
+  /// gzip, or just outside the first middleware of yours that decodes response bodies; none
+  /// more when yours list one.
   public var middleware: [any Middleware] {
     var chain: [any Middleware] = []
     if var headers {
@@ -116,9 +118,11 @@ public struct StandardMiddleware: Sendable {
     chain += perAttempt
     if let logging { chain.append(logging) }
     // The checks read decoded bytes: just outside gzip, or outside a middleware of yours that
-    // decodes response bodies, when one comes first.
-    let checks = chain.firstIndex { $0.decodesResponseBodies } ?? chain.count
-    chain.insert(ResponseValidation(), at: checks)
+    // decodes response bodies, when one comes first; where you listed them, if you did.
+    if !chain.contains(where: { $0 is ResponseValidation }) {
+      let checks = chain.firstIndex { $0.decodesResponseBodies } ?? chain.count
+      chain.insert(ResponseValidation(), at: checks)
+    }
     if let gzip { chain.append(gzip) }
     return chain
   }

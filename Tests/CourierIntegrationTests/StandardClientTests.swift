@@ -1,6 +1,7 @@
 import Courier
 import CourierTesting
 import Foundation
+import Synchronization
 import Testing
 
 /// Issue #8: `Client.standard` composes the six standard middleware in DESIGN.md's order.
@@ -130,6 +131,40 @@ struct StandardClientTests {
       _ = try await client.send(Endpoint<Named>(.get, "me"))
     }
     #expect(error?.kind == .business)
+  }
+
+  @Test("a ResponseValidation you list is the only one: the checks run where you put them")
+  func yourOwnChecks() async throws {
+    /// Records the status of each response it sees returned (not thrown) from below.
+    final class Seer: Middleware, CustomStringConvertible {
+      let seen = Mutex<[Int]>([])
+      var description: String { "Seer" }
+      func intercept(_ request: Request, next: Next) async throws -> Response {
+        let response = try await next(request)
+        seen.withLock { $0.append(response.status) }
+        return response
+      }
+    }
+    let seer = Seer()
+    let stub = StubTransport()
+    let client = Client.standard(baseURL: URL(string: "http://stub.test/"), transport: stub) {
+      $0.reachability = nil
+      $0.retry = nil
+      $0.perRequest = [ResponseValidation()]
+      $0.perAttempt = [seer]
+    }
+    #expect(
+      Self.names(client) == [
+        "HeadersMiddleware", "RequestIDMiddleware", "ResponseValidation", "TimeoutMiddleware",
+        "Seer", "LoggingMiddleware", "GzipMiddleware", "StubTransport",
+      ])
+    // Below your checks a 503 is a response; above them, the error.
+    stub.enqueue(.status(503))
+    let error = await #expect(throws: CourierError.self) {
+      try await client.send(Endpoint<Void>(.get, "busy"))
+    }
+    #expect(error?.kind == .httpStatus)
+    #expect(seer.seen.withLock { $0 } == [503])
   }
 
   @Test("Accept-Encoding: gzip's over every transport; a body URLSession decoded stays decoded")
