@@ -126,13 +126,14 @@ struct TimeoutRelabelTests {
   }
 }
 
-/// A transport that, instead of sending, fails with kind `timedOut` after `after` of real time,
-/// as libcurl does when its own limit passes.
+/// A transport that, instead of sending, fails with kind `timedOut` once `after` has passed on
+/// `clock` (it moves the clock itself), as libcurl does when its own limit passes.
 private struct TimesOutTransport: Transport {
   let after: Duration
+  let clock: TestClock
 
   func send(_ request: Request) async throws -> Response {
-    if after > .zero { try await Task.sleep(for: after) }
+    clock.advance(by: after)
     throw CourierError(
       kind: .timedOut, debugMessage: "Connection timed out after 10001 milliseconds",
       request: request, attempts: 1, stage: "transport")
@@ -167,12 +168,13 @@ struct TimeoutAndTransportLimitTests {
 
   @Test("the transport's timedOut at the limit names the limit; an earlier one keeps its text")
   func relabelling() async throws {
-    // An injected clock that never advances: only the transport's own limit can fire.
+    // The transport's own limit passes on the middleware's clock, whose timer may not have
+    // run yet when the error arrives.
     let clock = TestClock()
     var timeout = TimeoutMiddleware(attempt: .milliseconds(5), overall: nil, clock: clock)
     let late = await courierError {
       try await Client(
-        baseURL: testBase, transport: TimesOutTransport(after: .milliseconds(20)),
+        baseURL: testBase, transport: TimesOutTransport(after: .milliseconds(5), clock: clock),
         middleware: [timeout]
       ).send(Endpoint<Void>(.get, "x"))
     }
@@ -184,12 +186,35 @@ struct TimeoutAndTransportLimitTests {
     timeout.attemptTimeout = .seconds(30)
     let early = await courierError {
       try await Client(
-        baseURL: testBase, transport: TimesOutTransport(after: .zero), middleware: [timeout]
+        baseURL: testBase, transport: TimesOutTransport(after: .seconds(2), clock: clock),
+        middleware: [timeout]
       ).send(Endpoint<Void>(.get, "x"))
     }
     #expect(early?.kind == .timedOut)
     #expect(early?.debugDescription.contains("after 10001 milliseconds") == true)
     #expect(early?.debugDescription.contains("per-attempt timeout") == false)
+  }
+
+  @Test(
+    "on an injected clock a stub's own Request.timeout, at the limit, is reported as the limit",
+    .timeLimit(.minutes(1)))
+  func stubLimitOnTheSameClock() async throws {
+    // The stub's limit and the middleware's timer fire on the same advance; whichever ends
+    // the attempt, the error names the middleware's limit (it raced: 12 of 300 were the
+    // stub's text when the elapsed time was read on the continuous clock).
+    for _ in 0..<200 {
+      let clock = TestClock()
+      let stub = StubTransport(fallback: .never, clock: clock)
+      let client = stubClient(
+        stub,
+        middleware: [TimeoutMiddleware(attempt: nil, overall: .milliseconds(500), clock: clock)])
+      let task = Task { try await client.send(Endpoint<Data>(.get, "slow")) }
+      await clock.waitForSleepers(2)
+      clock.advance(by: .milliseconds(500))
+      let error = await courierError { try await task.linkedValue }
+      try #require(error?.stage == "timeout", "\(String(reflecting: error))")
+      #expect(error?.debugDescription.contains("overall deadline of 0.5 seconds") == true)
+    }
   }
 
   @Test("Courier's timer ends an attempt the transport does not end, at its simulated time")

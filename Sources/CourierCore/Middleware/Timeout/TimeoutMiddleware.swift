@@ -81,7 +81,9 @@ public struct TimeoutMiddleware: Middleware {
       return try await next(request)
     }
     guard limit > .zero else { throw timedOut(request, limit, overall, sent: false) }
-    let start = ContinuousClock.now
+    // On this middleware's clock, as the limit is: an injected test clock drives a stub's
+    // Request.timeout too.
+    let ends = deadline(limit)
     let outer = RequestCancellation.current
     var token = RequestCancellation.reused(parent: outer)
     let armed = arm(limit, token)
@@ -102,9 +104,7 @@ public struct TimeoutMiddleware: Middleware {
       }
       // The transport's own limit, the same one, ended the attempt first. Its other limits
       // (connecting, idle) fire earlier and keep their own text.
-      if let error = error as? CourierError, error.kind == .timedOut,
-        ContinuousClock.now - start >= limit
-      {
+      if let error = error as? CourierError, error.kind == .timedOut, ends.remaining <= .zero {
         throw timedOut(request, limit, overall, sent: true)
       }
       throw error
