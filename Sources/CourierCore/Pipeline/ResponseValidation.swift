@@ -9,9 +9,11 @@
 /// that changes the response (its body, status or headers) has the checks run once more after
 /// the chain, on what it returned.
 ///
-/// A ``Client`` puts one at the innermost position (next to the transport) unless its
-/// middleware list already has one; put it yourself where the checks should happen, for
-/// example outside a middleware that decompresses bodies:
+/// A ``Client`` puts one at the innermost position (next to the transport), or just outside
+/// the first middleware that decodes response bodies (``Middleware/decodesResponseBodies``),
+/// unless its middleware list already has one; `Client.standard` places it just outside gzip.
+/// Put it yourself where the checks should happen, for example outside a middleware that
+/// decompresses bodies:
 ///
 /// ```swift
 /// let client = Client(
@@ -19,9 +21,10 @@
 ///   middleware: [RetryMiddleware(), LoggingMiddleware(), ResponseValidation()])
 /// ```
 ///
-/// It acts only on requests sent for an endpoint (``Client/send(_:)-(Endpoint<Value>)``),
-/// which carry their pipeline as a ``ResponseValidationAttribute``; a plain
-/// ``Client/send(_:)-(Request)`` returns whatever status came back, as before.
+/// It acts only on requests that carry a pipeline as a ``ResponseValidationAttribute``: those
+/// sent for an endpoint (``Client/send(_:)-(Endpoint<Value>)``) or built by
+/// ``Client/request(for:)``; any other request sent with ``Client/send(_:)-(Request)``
+/// returns whatever status came back.
 public struct ResponseValidation: Middleware {
   /// Creates the middleware.
   public init() {}
