@@ -264,11 +264,11 @@ public struct URLSessionTransport: Transport {
     /// never fire together: that deadlocked URLSession on Linux once.
     private func send(_ request: Request, within limit: Duration) async throws -> Response {
       let outer = RequestCancellation.current
-      var token = RequestCancellation.reused(parent: outer)
+      let token = RequestCancellation(parent: outer)
       CancellationTimer.shared.arm(after: limit, cancelling: token)
       defer {
         CancellationTimer.shared.disarm(token)
-        RequestCancellation.recycle(&token)
+        token.detachFromParent()
       }
       do {
         return try await RequestCancellation.$current.withValue(token) {

@@ -97,12 +97,12 @@ public final class Client: Sendable {
       throw localized(CourierError(CancellationError(), request: request, stage: "client"))
     }
     let start = ContinuousClock.now
-    var token = RequestCancellation.reused(parent: RequestCancellation.current)
+    let token = RequestCancellation(parent: RequestCancellation.current)
     let ticket = inFlight.insert(token)
     var succeeded = false
     defer {
       inFlight.remove(ticket)
-      RequestCancellation.recycle(&token)
+      token.detachFromParent()
       if !request.attributes.isEmpty { Self.endProgress(of: request, succeeded: succeeded) }
     }
     do {

@@ -33,29 +33,9 @@ public final class RequestCancellation: Sendable {
     var moreChildren: [RequestCancellation] = []
   }
 
-  /// Where ``CancellationTimer`` keeps this token while it is armed: its deadline and its
-  /// place in the timer's heap (`-1` when not armed). Read and written only with the timer's
-  /// mutex held, which is what makes the unchecked access safe; it lives here so that arming
-  /// a timeout allocates nothing. `@exclusivity(unchecked)`: the same mutex is what keeps
-  /// accesses apart, so the runtime's dynamic exclusivity check (a call and a table insertion
-  /// per access) adds nothing.
-  @exclusivity(unchecked) nonisolated(unsafe) package var timerSlot = TimerSlot()
-
-  /// ``timerSlot``'s contents.
-  package struct TimerSlot {
-    /// The monotonic instant, in nanoseconds, at which the timer cancels the token.
-    package var deadline: UInt64 = 0
-    /// The token's place in the timer's heap; `-1` when it is not armed.
-    package var index = -1
-  }
-
   private let state = Mutex(State())
-  /// The token this one follows. Written only by ``init(parent:)`` and by ``reused(parent:)``
-  /// while the token is in no one else's hands (a spare is referenced by nothing but the
-  /// pool, checked with `isKnownUniquelyReferenced` in ``recycle(_:)``), and read by
-  /// ``detachFromParent()`` on the thread that owns the token: that is what makes the
-  /// unchecked access safe, and why the dynamic exclusivity check is left out.
-  @exclusivity(unchecked) nonisolated(unsafe) private var parent: RequestCancellation?
+  /// The token this one follows until ``detachFromParent()``.
+  private let parent: RequestCancellation?
 
   /// The token of the request whose chain is running, if any.
   @TaskLocal public static var current: RequestCancellation?
@@ -74,59 +54,6 @@ public final class RequestCancellation: Sendable {
   /// parent does not keep its children.
   public func detachFromParent() {
     parent?.release(self)
-  }
-
-  // MARK: Spare tokens
-
-  /// Tokens whose request has ended and that nothing references any more, kept for the next
-  /// request: a ``Client`` makes one per request and ``TimeoutMiddleware`` one per attempt,
-  /// and taking a spare costs an uncontended lock where a new token cost an allocation, its
-  /// initialisation and its deinit (`courier-bench chain`). At most ``maximumSpares``.
-  ///
-  /// A ``PThreadLock`` rather than `Mutex`: ThreadSanitizer sees its edges, so it sees that a
-  /// token's ``parent``, written by the request that gave the token back, is ordered before
-  /// the write of the request that takes it next.
-  private static let spares = PThreadLock(
-    { () -> [RequestCancellation] in
-      var spares: [RequestCancellation] = []
-      spares.reserveCapacity(maximumSpares)
-      return spares
-    }())
-
-  /// How many spare tokens the process keeps: 64, more than the requests two cores have under
-  /// way at once in any benchmark here; beyond that, ended tokens are freed.
-  static let maximumSpares = 64
-
-  /// A token following `parent`, as ``init(parent:)`` makes, taken from the spares when there
-  /// is one. End it with ``recycle(_:)`` when its request ends.
-  package static func reused(parent: RequestCancellation?) -> RequestCancellation {
-    guard let token = spares.withLock({ $0.popLast() }) else {
-      return RequestCancellation(parent: parent)
-    }
-    token.parent = parent
-    parent?.adopt(token)
-    return token
-  }
-
-  /// Ends `token`'s request: detaches it from its parent, then keeps it as a spare if nothing
-  /// but `token` references it — not a handler, a child, the timer (disarm it first),
-  /// ``Client/cancelAll()`` or code that kept ``current``. Otherwise leaves it to be freed
-  /// when the last reference goes.
-  package static func recycle(_ token: inout RequestCancellation) {
-    token.detachFromParent()
-    guard isKnownUniquelyReferenced(&token) else { return }
-    token.parent = nil
-    token.state.withLock { state in
-      state.isCancelled = false
-      state.handlers.removeAll(keepingCapacity: true)
-      state.child = nil
-      state.moreChildren.removeAll(keepingCapacity: true)
-    }
-    // The timer slot needs no reset: disarming, under the timer's lock, left it unarmed.
-    let spare = token
-    spares.withLock { spares in
-      if spares.count < maximumSpares { spares.append(spare) }
-    }
   }
 
   /// Registers `child` to be cancelled with this token, or cancels it at once when this one

@@ -10,24 +10,31 @@
 /// own.
 ///
 /// ``TimeoutMiddleware`` arms the attempt's token and disarms it when the attempt ends.
-/// Arming costs a lock and a heap insertion — no allocation (the heap's bookkeeping lives in
-/// the token, ``RequestCancellation/timerSlot``), no task, no sleeping child, no dispatch
+/// Arming costs a lock and a heap insertion — no task, no sleeping child, no dispatch
 /// source — and the thread is not one of the cooperative pool's, so a pool kept
 /// busy by blocking work cannot make a timeout late. The thread waits on a condition
 /// variable until the earliest deadline (`CLOCK_MONOTONIC` on Linux), so it uses no CPU
 /// while nothing is due, and starts with the first entry armed.
 ///
-/// `@unchecked Sendable`: every mutable property, the tokens' ``RequestCancellation/timerSlot``
-/// included, is read and written only while `mutex` is held; `mutex` and `condition` are allocated once and never freed
-/// (the shared instance lives as long as the process).
+/// `@unchecked Sendable`: every mutable property is read and written only while `mutex` is
+/// held; `mutex` and `condition` are allocated once and never freed (the shared instance
+/// lives as long as the process).
 package final class CancellationTimer: @unchecked Sendable {
   /// The process's timer thread.
   package static let shared = CancellationTimer()
 
-  /// An armed deadline; pass it to ``disarm(_:)`` when the attempt ends.
+  /// An armed token and the monotonic instant, in nanoseconds, at which it is cancelled.
+  private struct Entry {
+    var deadline: UInt64
+    var token: RequestCancellation
+  }
+
   private let mutex: UnsafeMutablePointer<pthread_mutex_t>
   private let condition: UnsafeMutablePointer<pthread_cond_t>
-  private var heap: [RequestCancellation] = []
+  /// The armed tokens, a binary min-heap on their deadlines.
+  private var heap: [Entry] = []
+  /// Each armed token's place in ``heap``, so that disarming finds it without a search.
+  private var positions: [ObjectIdentifier: Int] = [:]
   private var started = false
   /// The deadline the thread sleeps until: `.max` while it waits for a first entry, `0`
   /// while it is awake (it looks at the heap before it sleeps again). Arming signals the
@@ -59,9 +66,9 @@ package final class CancellationTimer: @unchecked Sendable {
     let deadline = Self.now() &+ Self.nanoseconds(duration)
     pthread_mutex_lock(mutex)
     if !started { started = startThread() }
-    if token.timerSlot.index >= 0 { remove(at: token.timerSlot.index) }
-    token.timerSlot = .init(deadline: deadline, index: heap.count)
-    heap.append(token)
+    if let index = positions[ObjectIdentifier(token)] { remove(at: index) }
+    positions[ObjectIdentifier(token)] = heap.count
+    heap.append(Entry(deadline: deadline, token: token))
     siftUp(heap.count - 1)
     if deadline < waitingUntil { pthread_cond_signal(condition) }
     pthread_mutex_unlock(mutex)
@@ -70,7 +77,7 @@ package final class CancellationTimer: @unchecked Sendable {
   /// Removes `token`'s deadline if it has not fired yet; harmless when it has, or twice.
   package func disarm(_ token: RequestCancellation) {
     pthread_mutex_lock(mutex)
-    if token.timerSlot.index >= 0 { remove(at: token.timerSlot.index) }
+    if let index = positions[ObjectIdentifier(token)] { remove(at: index) }
     pthread_mutex_unlock(mutex)
   }
 
@@ -100,12 +107,12 @@ package final class CancellationTimer: @unchecked Sendable {
         continue
       }
       let now = Self.now()
-      let deadline = first.timerSlot.deadline
+      let deadline = first.deadline
       if deadline <= now {
         remove(at: 0)
         // Handlers run outside the lock: they may arm or disarm tokens.
         pthread_mutex_unlock(mutex)
-        first.cancel()
+        first.token.cancel()
         pthread_mutex_lock(mutex)
         continue
       }
@@ -144,36 +151,37 @@ package final class CancellationTimer: @unchecked Sendable {
   // MARK: The heap (called with the lock held)
 
   private func remove(at index: Int) {
-    heap[index].timerSlot.index = -1
+    positions[ObjectIdentifier(heap[index].token)] = nil
     let last = heap.removeLast()
     guard index < heap.count else { return }
     heap[index] = last
-    last.timerSlot.index = index
-    siftDown(index)
-    siftUp(last.timerSlot.index)
+    positions[ObjectIdentifier(last.token)] = index
+    siftUp(siftDown(index))
   }
 
+  /// Moves the entry at `start` up while it is due before its parent.
   private func siftUp(_ start: Int) {
     var child = start
     while child > 0 {
       let parent = (child - 1) / 2
-      guard heap[child].timerSlot.deadline < heap[parent].timerSlot.deadline else { return }
+      guard heap[child].deadline < heap[parent].deadline else { return }
       swapAt(child, parent)
       child = parent
     }
   }
 
-  private func siftDown(_ start: Int) {
+  /// Moves the entry at `start` down while a child is due before it; returns where it ends.
+  private func siftDown(_ start: Int) -> Int {
     var parent = start
     while true {
       let left = 2 * parent + 1
-      guard left < heap.count else { return }
+      guard left < heap.count else { return parent }
       let right = left + 1
       var smallest = left
-      if right < heap.count, heap[right].timerSlot.deadline < heap[left].timerSlot.deadline {
+      if right < heap.count, heap[right].deadline < heap[left].deadline {
         smallest = right
       }
-      guard heap[smallest].timerSlot.deadline < heap[parent].timerSlot.deadline else { return }
+      guard heap[smallest].deadline < heap[parent].deadline else { return parent }
       swapAt(parent, smallest)
       parent = smallest
     }
@@ -181,7 +189,7 @@ package final class CancellationTimer: @unchecked Sendable {
 
   private func swapAt(_ a: Int, _ b: Int) {
     heap.swapAt(a, b)
-    heap[a].timerSlot.index = a
-    heap[b].timerSlot.index = b
+    positions[ObjectIdentifier(heap[a].token)] = a
+    positions[ObjectIdentifier(heap[b].token)] = b
   }
 }

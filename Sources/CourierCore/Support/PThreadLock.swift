@@ -7,8 +7,7 @@
 #endif
 
 /// A value behind a `pthread_mutex_t`, for state that ThreadSanitizer must see ordered: what
-/// CourierCurl's callers and its loop thread share, and ``RequestCancellation``'s spare tokens
-/// (one request writes a token's parent before giving it back, the next writes it again).
+/// CourierCurl's callers and its loop thread share.
 ///
 /// `Synchronization.Mutex` would do the same job, but its contended unlock runs in
 /// uninstrumented library code, so ThreadSanitizer misses the release and reports races

@@ -130,9 +130,9 @@ struct ChainTests {
 
 @Suite("Cancellation", .timeLimit(.minutes(5)))
 struct CancellationTests {
-  @Test("a request's token is reused only once nothing holds it, and comes back uncancelled")
-  func tokensAreReusedSafely() async throws {
-    /// Keeps every token it sees as the current one, so none of them can be reused.
+  @Test("each request has a token of its own, and a cancelled one does not reach later requests")
+  func tokensArePerRequest() async throws {
+    /// Keeps every token it sees as the current one.
     final class Keeper: Sendable {
       let tokens = Mutex<[RequestCancellation]>([])
     }
@@ -149,8 +149,8 @@ struct CancellationTests {
     for _ in 0..<100 { _ = try await kept.send(Request(url: testBase)) }
     let tokens = keeper.tokens.withLock { $0 }
     #expect(Set(tokens.map(ObjectIdentifier.init)).count == 100)
-    // A request cancelled by cancelAll leaves its token cancelled; a later request's token
-    // (a reused one, or a new one) is not.
+    // A request cancelled by cancelAll leaves its token cancelled; a later request's token is
+    // not.
     let stub = StubTransport([.never], fallback: .status(200))
     let client = stubClient(stub)
     let task = Task { try await client.send(Request(url: testBase)) }

@@ -85,11 +85,11 @@ public struct TimeoutMiddleware: Middleware {
     // Request.timeout too.
     let ends = deadline(limit)
     let outer = RequestCancellation.current
-    var token = RequestCancellation.reused(parent: outer)
+    let token = RequestCancellation(parent: outer)
     let armed = arm(limit, token)
     defer {
       disarm(armed, token)
-      RequestCancellation.recycle(&token)
+      token.detachFromParent()
     }
     do {
       return try await RequestCancellation.$current.withValue(token) { try await next(request) }
@@ -119,9 +119,8 @@ public struct TimeoutMiddleware: Middleware {
     return error.kind == .cancelled || error.kind == .timedOut
   }
 
-  /// How the attempt's token was armed. `thread` holds no reference to the token, so that
-  /// once the attempt ends the token is referenced only by this middleware and can be kept as
-  /// a spare (``RequestCancellation/recycle(_:)``).
+  /// How the attempt's token was armed: on the timer thread, or by a task sleeping on an
+  /// injected clock.
   private enum Armed {
     case thread
     case task(Task<Void, Never>)
