@@ -1,22 +1,25 @@
 import Synchronization
 
-/// Cancellation of one request from outside the task that sends it, as ``Client/cancelAll()``
-/// does.
+/// The cancellation of one request by something other than the task that sends it:
+/// ``Client/cancelAll()``, or ``TimeoutMiddleware``'s limit for one attempt.
 ///
-/// A ``Client`` runs each request's chain inline in the caller's task (an extra task per
-/// request would cost a thread hop, measured at about 20 µs of CPU per request end to end on
-/// Linux with `courier-bench e2e`) and gives the request a `RequestCancellation`, readable as
-/// ``current`` anywhere in the chain.
-/// Cancelling the caller's `Task` works as usual; ``Client/cancelAll()`` cancels the
-/// requests' tokens instead, and these end the request at the next point that observes them:
+/// Swift task cancellation comes first: cancelling the task that sends a request cancels the
+/// request, whatever the transport. But a ``Client`` runs each request's chain inline in that
+/// task, which is not the client's to cancel, so it gives the request a token of its own,
+/// readable as ``current`` anywhere in the chain, and ``Client/cancelAll()`` cancels the
+/// token. ``TimeoutMiddleware`` runs each attempt under a child token that its timer cancels.
 ///
-/// - before every transport attempt (so a retry loop stops);
-/// - inside transports that declare ``Transport/observesRequestCancellation`` (URLSession and
-///   the stub do); any other transport runs in an unstructured task that the token cancels;
-/// - in waits written with ``sleep(for:clock:)`` or ``withCancellationHandler(operation:onCancel:)``.
+/// A cancelled token ends the request at the next point that observes it:
 ///
-/// Middleware that waits should use those helpers so that both kinds of cancellation end the
-/// wait at once:
+/// - before every transport attempt, so a retry loop stops;
+/// - in the transport: one that declares ``Transport/observesRequestCancellation`` waits
+///   inside ``withCancellationHandler(operation:onCancel:)``; the client runs any other in a
+///   task of its own and cancels that task with the token;
+/// - in waits written with ``sleep(for:clock:)`` or
+///   ``withCancellationHandler(operation:onCancel:)``, which end at once on either kind of
+///   cancellation.
+///
+/// Middleware that waits should use those helpers:
 ///
 /// ```swift
 /// try await RequestCancellation.sleep(for: backoff, clock: clock)

@@ -19,10 +19,9 @@
 /// ```
 ///
 /// ## Writing your own
-/// Conform a `Sendable` type and implement ``send(_:)``. Honour `Task` cancellation (throw
-/// `CancellationError` or a ``CourierError`` of kind ``CourierError/Kind/cancelled``), apply
-/// ``Request/timeout`` when it is set, and map your failures to ``CourierError`` kinds such
-/// as ``CourierError/Kind/cannotConnect`` or ``CourierError/Kind/timedOut``. Any other error
+/// Conform a `Sendable` type and implement ``send(_:)``. Apply ``Request/timeout`` when it is
+/// set, and map your failures to ``CourierError`` kinds such as
+/// ``CourierError/Kind/cannotConnect`` or ``CourierError/Kind/timedOut``. Any other error
 /// you throw reaches the caller as kind ``CourierError/Kind/transport``, with your error as
 /// ``CourierError/underlying``. An HTTP error status is a normal response, not an error: the
 /// client's ``ResponsePipeline`` decides what it means.
@@ -35,20 +34,33 @@
 ///   }
 /// }
 /// ```
+///
+/// ## Cancellation
+/// Honour `Task` cancellation: when the task running ``send(_:)`` is cancelled, end the
+/// attempt and throw `CancellationError` or a ``CourierError`` of kind
+/// ``CourierError/Kind/cancelled``. That is all a transport must do.
+/// ``Client/cancelAll()`` and `TimeoutMiddleware`'s per-attempt limit cancel the request's
+/// ``RequestCancellation`` instead of a task, so the client runs each attempt of such a
+/// transport in a task of its own and cancels that task — a thread hop per attempt.
+/// To save it, wait inside ``RequestCancellation/withCancellationHandler(operation:onCancel:)``
+/// (which ends on either kind of cancellation) and declare
+/// ``observesRequestCancellation``: the attempt then runs inline in the caller's task, as
+/// with the built-in transports.
 public protocol Transport: Sendable {
   /// Sends `request` once and returns what the server answered, whatever its status.
   func send(_ request: Request) async throws -> Response
 
-  /// Whether ``send(_:)`` ends by itself when ``RequestCancellation/current`` is cancelled (by
-  /// ``Client/cancelAll()``), for example by waiting inside
+  /// Whether ``send(_:)`` ends by itself when ``RequestCancellation/current`` is cancelled
+  /// (by ``Client/cancelAll()`` or a per-attempt timeout), as well as on `Task` cancellation,
+  /// for example by waiting inside
   /// ``RequestCancellation/withCancellationHandler(operation:onCancel:)``. Default `false`:
-  /// the client then runs each attempt in an unstructured task it can cancel, which costs a
-  /// thread hop per request (about 20 µs of CPU end to end).
+  /// the client then runs each attempt in a task of its own that the token cancels. `true`
+  /// runs the attempt inline in the caller's task, without that hop.
   var observesRequestCancellation: Bool { get }
 }
 
 extension Transport {
-  /// `false`: the client runs each attempt in an unstructured task so that
-  /// ``Client/cancelAll()`` can cancel it.
+  /// `false`: the client runs each attempt in a task of its own, which the request's
+  /// ``RequestCancellation`` cancels.
   public var observesRequestCancellation: Bool { false }
 }
