@@ -10,12 +10,13 @@ import Synchronization
 /// progress, applies the redirect policy, and for a download writes the body to its file.
 ///
 /// Two ways a task is watched:
-/// - *Buffered* (every request but downloads): URLSession's async `data(for:delegate:)`
-///   collects the body and this object, its task delegate, sees each piece as it arrives, so
-///   it can stop the task as soon as the count passes the limit.
-/// - *Streaming* (downloads): a plain data task whose callbacks ``SessionDelegate`` hands to
-///   this object; it writes a `2xx` body to the ``DownloadWriter`` and buffers any other
-///   (bounded by the limit), then resumes the sending task.
+/// - *Streaming* (a session the transport created): a plain data or upload task whose
+///   callbacks ``SessionDelegate`` hands to this object; it keeps the body (bounded by the
+///   limit), or for a download writes a `2xx` body to the ``DownloadWriter``, then resumes
+///   the sending task.
+/// - *Buffered* (a caller's session): URLSession's async `data(for:delegate:)` collects the
+///   body and this object, its task delegate, sees each piece as it arrives, so it can stop
+///   the task as soon as the count passes the limit.
 ///
 /// Callbacks run on URLSession's own queue (see ``InlineDelegateQueue``), one at a time, so
 /// they never block and never call URLSession synchronously: a task is cancelled from
@@ -37,8 +38,6 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
     var bodySent: Int64 = 0
     var downloaded: DownloadedFile?
     var pendingRedirect: Request?
-    /// The sending task was resumed before URLSession ended the task (the limit passed).
-    var resumedEarly = false
     /// Authentication challenges URLSession raised for this attempt (see ``challenge(_:)``).
     var challenges = 0
     /// The last challenge was declined: the task ends cancelled, and the `401` it had
@@ -90,11 +89,6 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
   /// The failure recorded by a callback (limit, redirect, disk), if any.
   var failure: CourierError? { state.withLock { $0.failure } }
 
-  /// Whether the attempt ended while its URLSession task may still run (see
-  /// `urlSession(_:dataTask:didReceive:)`): its marker must not go to another attempt, which
-  /// would then receive this task's late callbacks.
-  var resumedEarly: Bool { state.withLock { $0.resumedEarly } }
-
   /// The hop the transport must send itself (a body URLSession would not send again), if
   /// the last task ended on one; the observer is then ready for that hop's task.
   func takePendingRedirect() -> Request? {
@@ -131,7 +125,7 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
 
   /// The request URLSession should send for a redirect, or `nil` to return the `3xx`.
   func redirect(
-    _ response: HTTPURLResponse, proposed: URLRequest, task: URLSessionTask
+    _ response: HTTPURLResponse, task: URLSessionTask
   )
     -> URLRequest?
   {
@@ -164,7 +158,6 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
           }
         #endif
         var urlRequest = URLSessionTransport.urlRequest(for: next)
-        urlRequest.mainDocumentURL = proposed.mainDocumentURL
         if let data = next.body.data, !data.isEmpty { urlRequest.httpBody = data }
         return urlRequest
       } catch {
@@ -179,7 +172,7 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
     willPerformHTTPRedirection response: HTTPURLResponse, newRequest request: URLRequest,
     completionHandler: @escaping @Sendable (URLRequest?) -> Void
   ) {
-    completionHandler(redirect(response, proposed: request, task: task))
+    completionHandler(redirect(response, task: task))
   }
 
   // MARK: - Authentication challenges
@@ -392,7 +385,6 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
         // (measured by the fault matrix); the pieces still coming are dropped above.
         let early = state.continuation
         state.continuation = nil
-        state.resumedEarly = early != nil
         return (true, 0, nil, early)
       }
       if state.continuation != nil { state.buffer.append(data) }

@@ -10,25 +10,23 @@ import Synchronization
 ///
 /// On Linux, URLSession asks only the session's delegate about redirects (a task delegate
 /// given to `data(for:delegate:)` is not asked), and calls only the session's delegate for a
-/// task made without a completion handler. Observers are found by the attempt's marker
-/// (`mainDocumentURL`, unique among attempts in flight).
+/// task made without a completion handler. The transport registers each task it creates
+/// with its observer before resuming it; the delegate forgets the task when it completes.
 final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
-  private let observers = Mutex([URL: AttemptObserver]())
+  /// Observers by `taskIdentifier`, unique among the tasks of the session.
+  private let observers = Mutex([Int: AttemptObserver]())
 
-  func register(_ observer: AttemptObserver, marker: URL?) {
-    guard let marker else { return }
-    observers.withLock { $0[marker] = observer }
-  }
-
-  func unregister(marker: URL?) {
-    guard let marker else { return }
-    _ = observers.withLock { $0.removeValue(forKey: marker) }
+  /// Hands `task`'s callbacks to `observer` until the task completes.
+  func register(_ observer: AttemptObserver, for task: URLSessionTask) {
+    observers.withLock { $0[task.taskIdentifier] = observer }
   }
 
   private func observer(_ task: URLSessionTask) -> AttemptObserver? {
-    guard let marker = task.originalRequest?.mainDocumentURL else { return nil }
-    return observers.withLock { $0[marker] }
+    observers.withLock { $0[task.taskIdentifier] }
   }
+
+  /// How many tasks have an observer registered: those not completed yet.
+  var observedTaskCount: Int { observers.withLock { $0.count } }
 
   func urlSession(
     _ session: URLSession, task: URLSessionTask,
@@ -36,7 +34,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     completionHandler: @escaping @Sendable (URLRequest?) -> Void
   ) {
     if let observer = observer(task) {
-      let next = observer.redirect(response, proposed: request, task: task)
+      let next = observer.redirect(response, task: task)
       Self.answerRedirect(next, of: task, on: observer.controlQueue, completionHandler)
       return
     }
@@ -124,7 +122,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
   func urlSession(
     _ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?
   ) {
-    observer(task)?.urlSession(session, task: task, didCompleteWithError: error)
+    // The task's last callback.
+    let observer = observers.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+    observer?.urlSession(session, task: task, didCompleteWithError: error)
   }
 }
 

@@ -76,11 +76,6 @@ public struct URLSessionTransport: Transport {
   private let controlExecutor = QueueTaskExecutor(
     queue: DispatchQueue(label: "Courier.URLSessionTransport.control"))
 
-  #if canImport(FoundationNetworking)
-    /// Reusable markers that let `cancelAll()` find an attempt's URLSession task.
-    private let markers = MarkerPool()
-  #endif
-
   /// Creates a transport with its own session.
   ///
   /// - Parameters:
@@ -199,6 +194,10 @@ public struct URLSessionTransport: Transport {
   /// Whether ``shutdown()`` was called.
   public var isShutDown: Bool { lifecycle.isShutDown }
 
+  /// How many URLSession tasks of this transport's own session still have an observer: the
+  /// tasks not completed yet.
+  var observedTaskCount: Int { delegate?.observedTaskCount ?? 0 }
+
   /// Invalidates and cancels the session from ``controlQueue``, so that neither
   /// ``shutdown()`` nor a send's clean-up blocks its caller.
   ///
@@ -259,7 +258,7 @@ public struct URLSessionTransport: Transport {
     ///
     /// The same design as `TimeoutMiddleware`: the attempt runs under a
     /// ``RequestCancellation`` of its own, a child of the caller's, which the process's timer
-    /// thread cancels at the limit; the attempt's marker then cancels the URLSession task.
+    /// thread cancels at the limit, and with it the attempt's URLSession task.
     /// URLSession's own idle timeout is set a second later (``urlRequest(for:)``), so the two
     /// never fire together: that deadlocked URLSession on Linux once.
     private func send(_ request: Request, within limit: Duration) async throws -> Response {
@@ -305,42 +304,23 @@ public struct URLSessionTransport: Transport {
     // However the attempt ends, a file body's length watch ends with it.
     defer { observer.endUpload() }
     let sent = observer.request
-    var urlRequest = Self.urlRequest(for: sent)
+    let urlRequest = Self.urlRequest(for: sent)
     try lifecycle.begin(request)
     defer {
       if lifecycle.end(), session !== URLSession.shared { invalidateSession() }
     }
     do {
+      try RequestCancellation.checkCancellation()
       var (data, urlResponse): (Data, URLResponse)
-      #if canImport(FoundationNetworking)
-        // Courier's requests run inline in the caller's task, so `Client.cancelAll()` cannot
-        // reach them through Task cancellation. The async URLSession calls are the cheapest on
-        // Linux (the completion-handler API adds a delegate-queue hop), but hide the
-        // URLSessionTask; a marker on the request lets a cancellation find it, and lets the
-        // session's delegate find the observer.
-        let attempt = MarkedAttempt(
-          session: session, host: request.url.host, pool: markers, controlQueue: controlQueue)
-        urlRequest.mainDocumentURL = attempt.marker
-        let token = RequestCancellation.current
-        let handler = token?.addHandler { attempt.cancel() }
-        delegate?.register(observer, marker: attempt.marker)
-        defer {
-          delegate?.unregister(marker: attempt.marker)
-          token?.removeHandler(handler)
-          if observer.resumedEarly { attempt.retireMarker() }
-          attempt.finish()
-        }
-        try RequestCancellation.checkCancellation()
-      #endif
-      if delegate != nil {
+      if let delegate {
         // Our session: the body comes to the observer piece by piece and is kept (or
         // written to the download's file) there, never buffered by URLSession.
         var (current, body) = (urlRequest, sent.body)
         while true {
-          (data, urlResponse) = try await stream(current, body: body, observer: observer)
+          (data, urlResponse) = try await stream(
+            current, body: body, observer: observer, delegate: delegate)
           guard let next = observer.takePendingRedirect() else { break }
           current = Self.urlRequest(for: next)
-          current.mainDocumentURL = urlRequest.mainDocumentURL
           body = next.body
         }
       } else if observer.isDownload {
@@ -406,7 +386,7 @@ public struct URLSessionTransport: Transport {
     }
     #if canImport(FoundationNetworking)
       let inner = Task(executorPreference: controlExecutor, operation: send)
-      return try await withTaskCancellationHandler {
+      return try await RequestCancellation.withCancellationHandler {
         try await inner.value
       } onCancel: { [queue = controlQueue] in
         queue.async { inner.cancel() }
@@ -425,15 +405,19 @@ public struct URLSessionTransport: Transport {
   /// the process by 2 GiB before the task stopped (measured). Here the observer keeps at most
   /// the limit and drops the rest until the cancellation lands. A data task also sends
   /// `httpBody` again on a 307/308 hop; an upload task sends its body once.
+  ///
+  /// The task is created here, so a cancellation of either kind (the calling `Task`, or the
+  /// request's ``RequestCancellation``) cancels it directly.
   private func stream(
-    _ urlRequest: URLRequest, body: RequestBody, observer: AttemptObserver
+    _ urlRequest: URLRequest, body: RequestBody, observer: AttemptObserver,
+    delegate: SessionDelegate
   )
     async throws -> (Data, URLResponse)
   {
     var urlRequest = urlRequest
     if let data = body.data, !data.isEmpty { urlRequest.httpBody = data }
     let (session, queue, started) = (self.session, controlQueue, StartedTask())
-    let (data, response) = try await withTaskCancellationHandler {
+    let (data, response) = try await RequestCancellation.withCancellationHandler {
       try await withCheckedThrowingContinuation {
         (continuation: CheckedContinuation<(Data, HTTPURLResponse), any Error>) in
         observer.state.withLock { $0.continuation = continuation }
@@ -448,7 +432,9 @@ public struct URLSessionTransport: Transport {
           } else {
             task = session.dataTask(with: urlRequest)
           }
-          #if !canImport(FoundationNetworking)
+          #if canImport(FoundationNetworking)
+            delegate.register(observer, for: task)
+          #else
             task.delegate = observer
           #endif
           let cancelledFirst = started.attach(task)
@@ -467,7 +453,8 @@ public struct URLSessionTransport: Transport {
   }
 
   #if canImport(FoundationNetworking)
-    /// `true` on Linux: `cancelAll()` finds the URLSession task by its marker.
+    /// `true` on Linux: a cancelled ``RequestCancellation`` cancels the attempt's URLSession
+    /// task as the calling `Task`'s cancellation does.
     public var observesRequestCancellation: Bool { true }
   #endif
 
@@ -654,134 +641,6 @@ private final class Lifecycle: Sendable {
     return true
   }
 }
-
-#if canImport(FoundationNetworking)
-  /// Finds and cancels the URLSession task of one attempt from outside the sending task.
-  ///
-  /// The attempt's `URLRequest` carries a `mainDocumentURL` no other attempt in flight on the
-  /// session carries (`http://<host>/#courier-attempt-N`, an IPv6 host in brackets: the
-  /// request's own host, so cookie policies that compare the main document's domain are
-  /// unaffected). `cancel()` looks the task up with `getAllTasks` and cancels it.
-  ///
-  /// The lookup misses only while `data(for:)` has not registered its task yet — the few
-  /// microseconds between the cancellation check in `send` and the task's creation — so it is
-  /// repeated after 1, 2, 4 … ms (at most 64 ms apart), and stops as soon as the task is found
-  /// or the attempt finished. The wait is bounded by the attempt itself: an attempt whose
-  /// task never appears is one whose `send` returned, and `finish()` ends the lookups. A
-  /// cancellation therefore costs one `getAllTasks` in practice and a few in a race, instead
-  /// of a lookup every millisecond.
-  ///
-  /// Markers come from a ``MarkerPool`` and go back to it when the attempt finishes, because
-  /// parsing a new URL for every request costs about 1% of a loopback request. A marker that
-  /// a cancellation looked up is never reused, so a late lookup cannot find a later attempt.
-  private final class MarkedAttempt: Sendable {
-    private struct State {
-      var finished = false
-      var lookedUp = false
-    }
-
-    let session: URLSession
-    let marker: URL?
-    private let host: String
-    private let pool: MarkerPool
-    /// The transport's ``URLSessionTransport/controlQueue``.
-    private let controlQueue: DispatchQueue
-    private let state = Mutex(State())
-
-    init(session: URLSession, host: String?, pool: MarkerPool, controlQueue: DispatchQueue) {
-      self.session = session
-      self.controlQueue = controlQueue
-      self.host = host ?? "localhost"
-      self.pool = pool
-      self.marker = pool.take(host: self.host)
-    }
-
-    /// Ends the attempt; its marker goes back to the pool unless a lookup used it.
-    func finish() {
-      let reusable = state.withLock { state in
-        state.finished = true
-        return !state.lookedUp
-      }
-      if reusable, let marker { pool.give(marker, host: host) }
-    }
-
-    /// Keeps the marker out of the pool: the attempt's task may still deliver callbacks.
-    func retireMarker() {
-      state.withLock { $0.lookedUp = true }
-    }
-
-    /// Cancels the attempt's task, looking again after `delay` (doubled each time, at most
-    /// 64 ms) while the task is not registered yet and the attempt has not finished.
-    func cancel(retryAfter delay: Int = 1) {
-      guard let marker else { return }
-      let active = state.withLock { state in
-        guard !state.finished else { return false }
-        state.lookedUp = true
-        return true
-      }
-      guard active else { return }
-      session.getAllTasks { [self] tasks in
-        if let task = tasks.first(where: { $0.originalRequest?.mainDocumentURL == marker }) {
-          AttemptObserver.cancel(task, on: controlQueue)
-        } else {
-          controlQueue.asyncAfter(deadline: .now() + .milliseconds(delay)) {
-            self.cancel(retryAfter: min(delay * 2, 64))
-          }
-        }
-      }
-    }
-  }
-
-  /// Marker URLs by host, free for the next attempt.
-  ///
-  /// Bounded: at most ``capacity`` markers in all, whatever the number of hosts, and a host
-  /// whose markers are all in use has no entry, so the table shrinks as well as grows. 256
-  /// covers the attempts a session has in flight at once (URLSession opens 6 connections per
-  /// host by default); beyond it, a marker is dropped and the next attempt parses a new one.
-  final class MarkerPool: Sendable {
-    /// The most markers kept free, over every host.
-    static let capacity = 256
-
-    private struct State {
-      var nextID: UInt64 = 0
-      var free: [String: [URL]] = [:]
-      var count = 0
-    }
-
-    private let state = Mutex(State())
-
-    /// A marker for an attempt to `host`: a free one, or a new one.
-    func take(host: String) -> URL? {
-      let taken = state.withLock { state -> (reused: URL?, newID: UInt64) in
-        if let url = state.free[host]?.popLast() {
-          state.count -= 1
-          if state.free[host]?.isEmpty == true { state.free[host] = nil }
-          return (url, 0)
-        }
-        state.nextID &+= 1
-        return (nil, state.nextID)
-      }
-      if let url = taken.reused { return url }
-      // An IPv6 literal needs brackets, or the URL does not parse.
-      let authority = host.contains(":") ? "[\(host)]" : host
-      return URL(string: "http://\(authority)/#courier-attempt-\(taken.newID)")
-    }
-
-    /// Returns a marker; dropped when the pool is full.
-    func give(_ url: URL, host: String) {
-      state.withLock { state in
-        guard state.count < Self.capacity else { return }
-        state.free[host, default: []].append(url)
-        state.count += 1
-      }
-    }
-
-    /// How many markers are free, and for how many hosts.
-    var size: (markers: Int, hosts: Int) {
-      state.withLock { ($0.count, $0.free.count) }
-    }
-  }
-#endif
 
 extension URLSessionTransport: CustomStringConvertible {
   /// The session's settings that change what goes on the wire:
