@@ -295,72 +295,100 @@ public struct URLSessionTransport: Transport {
     // A directory as an upload hung URLSession until its timeout, and a Content-Length of
     // the caller's over a shorter body until the server gave up (CurlTransport checks too).
     try RequestFraming.check(request)
-    let observer = AttemptObserver(
-      request: request,
-      limit: max(
-        0, request.attributes[ResponseBodyLimitAttribute.self] ?? maximumResponseBodySize),
-      policy: request.attributes[RedirectPolicyAttribute.self] ?? redirectPolicy,
-      destination: request.attributes[DownloadAttribute.self], controlQueue: controlQueue)
+    let observer = attemptObserver(for: request)
     // However the attempt ends, a file body's length watch ends with it.
     defer { observer.endUpload() }
-    let sent = observer.request
-    let urlRequest = Self.urlRequest(for: sent)
     try lifecycle.begin(request)
     defer {
       if lifecycle.end(), session !== URLSession.shared { invalidateSession() }
     }
     do {
       try RequestCancellation.checkCancellation()
-      var (data, urlResponse): (Data, URLResponse)
-      if let delegate {
-        // Our session: the body comes to the observer piece by piece and is kept (or
-        // written to the download's file) there, never buffered by URLSession.
-        var (current, body) = (urlRequest, sent.body)
-        while true {
-          (data, urlResponse) = try await stream(
-            current, body: body, observer: observer, delegate: delegate)
-          guard let next = observer.takePendingRedirect() else { break }
-          current = Self.urlRequest(for: next)
-          body = next.body
-        }
-      } else if observer.isDownload {
-        throw CourierError(
-          kind: .invalidRequest,
-          debugMessage: "downloads to a file need a session URLSessionTransport created",
-          request: request, attempts: 1, stage: "transport")
-      } else {
-        (data, urlResponse) = try await sendOnCallersSession(
-          urlRequest, body: request.body, observer: observer)
-      }
-      if let failure = observer.failure { throw failure }
-      guard let http = urlResponse as? HTTPURLResponse else {
-        throw CourierError(
-          kind: .badResponse, debugMessage: "URLSession returned a non-HTTP response",
-          request: request, attempts: 1, stage: "transport")
-      }
-      var response = Response(
-        status: http.statusCode, headers: Self.headers(of: http), body: data, request: request)
-      if data.count > observer.limit {
-        // The whole body arrived before the cancellation took effect.
-        throw CourierError.bodyTooLarge(limit: observer.limit, request: request)
-      }
-      response.downloadedFile = observer.downloadedFile
-      observer.downloadProgress?.completeAttempt(
-        total: response.downloadedFile?.byteCount ?? Int64(data.count))
-      return response
+      let (data, urlResponse) = try await exchange(observer.request, observer: observer)
+      return try response(to: request, data: data, urlResponse: urlResponse, observer: observer)
     } catch let error as CourierError {
       var error = error
       error.request = request
       throw error
     } catch {
-      if let failure = observer.failure { throw failure }
-      var mapped = URLErrorMapping.courierError(for: error, request: request)
-      if RequestCancellation.isCancelled, mapped.kind != .cancelled {
-        mapped.debugMessage += "; the request was cancelled"
-        mapped.kind = .cancelled
-      }
-      throw mapped
+      throw Self.failure(error, of: request, observer: observer)
     }
+  }
+
+  /// The observer of one attempt at `request`, with the body limit and the redirect policy
+  /// the request asks for (else this transport's) and its download's file, if any.
+  private func attemptObserver(for request: Request) -> AttemptObserver {
+    AttemptObserver(
+      request: request,
+      limit: max(
+        0, request.attributes[ResponseBodyLimitAttribute.self] ?? maximumResponseBodySize),
+      policy: request.attributes[RedirectPolicyAttribute.self] ?? redirectPolicy,
+      destination: request.attributes[DownloadAttribute.self], controlQueue: controlQueue)
+  }
+
+  /// Sends `sent` (the observer's request) and returns the last hop's body and response.
+  private func exchange(
+    _ sent: Request, observer: AttemptObserver
+  ) async throws -> (Data, URLResponse) {
+    let urlRequest = Self.urlRequest(for: sent)
+    guard let delegate else {
+      guard !observer.isDownload else {
+        throw CourierError(
+          kind: .invalidRequest,
+          debugMessage: "downloads to a file need a session URLSessionTransport created",
+          request: sent, attempts: 1, stage: "transport")
+      }
+      return try await sendOnCallersSession(urlRequest, body: sent.body, observer: observer)
+    }
+    // Our session: the body comes to the observer piece by piece and is kept (or written to
+    // the download's file) there, never buffered by URLSession. A hop URLSession does not
+    // send itself (a body to send again) is a task of its own.
+    var (current, body) = (urlRequest, sent.body)
+    while true {
+      let (data, response) = try await stream(
+        current, body: body, observer: observer, delegate: delegate)
+      guard let next = observer.takePendingRedirect() else { return (data, response) }
+      current = Self.urlRequest(for: next)
+      body = next.body
+    }
+  }
+
+  /// The attempt's response from what the last hop returned, unless a callback recorded a
+  /// failure (the limit, the redirect policy, the download's file) or the body is over the
+  /// limit.
+  private func response(
+    to request: Request, data: Data, urlResponse: URLResponse, observer: AttemptObserver
+  ) throws(CourierError) -> Response {
+    if let failure = observer.failure { throw failure }
+    guard let http = urlResponse as? HTTPURLResponse else {
+      throw CourierError(
+        kind: .badResponse, debugMessage: "URLSession returned a non-HTTP response",
+        request: request, attempts: 1, stage: "transport")
+    }
+    var response = Response(
+      status: http.statusCode, headers: Self.headers(of: http), body: data, request: request)
+    if data.count > observer.limit {
+      // The whole body arrived before the cancellation took effect.
+      throw CourierError.bodyTooLarge(limit: observer.limit, request: request)
+    }
+    response.downloadedFile = observer.downloadedFile
+    observer.downloadProgress?.completeAttempt(
+      total: response.downloadedFile?.byteCount ?? Int64(data.count))
+    return response
+  }
+
+  /// What an error from URLSession means for the attempt: the failure a callback recorded,
+  /// else the `URLError`'s kind (see ``URLErrorMapping``), `cancelled` when the request was.
+  private static func failure(
+    _ error: any Error, of request: Request, observer: AttemptObserver
+  ) -> CourierError {
+    if let failure = observer.failure { return failure }
+    var mapped = URLErrorMapping.courierError(for: error, request: request)
+    if RequestCancellation.isCancelled, mapped.kind != .cancelled {
+      mapped.debugMessage += "; the request was cancelled"
+      mapped.kind = .cancelled
+    }
+    return mapped
   }
 
   /// Sends through a session this transport did not create, with URLSession's async calls.
