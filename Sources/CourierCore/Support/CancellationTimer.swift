@@ -33,7 +33,9 @@ package final class CancellationTimer: @unchecked Sendable {
   private let condition: UnsafeMutablePointer<pthread_cond_t>
   /// The armed tokens, a binary min-heap on their deadlines.
   private var heap: [Entry] = []
-  /// Each armed token's place in ``heap``, so that disarming finds it without a search.
+  /// Each armed token's place in ``heap``, so that disarming finds it without a search. Keyed
+  /// by identity: ``heap`` holds every armed token, so no other object can take its
+  /// identifier while it is here.
   private var positions: [ObjectIdentifier: Int] = [:]
   private var started = false
   /// The deadline the thread sleeps until: `.max` while it waits for a first entry, `0`
