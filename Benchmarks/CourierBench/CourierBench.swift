@@ -16,7 +16,7 @@ import Synchronization
 ///    directly.
 /// 2. End to end: GET + JSON decode of a ~300-byte body from `MockServer` on loopback, Courier
 ///    against plain `URLSession.data(for:)` + `JSONDecoder`, and against the simpler
-///    cancellation design (a Task per request, no markers), in rotating rounds.
+///    cancellation design (a Task per request, no RequestCancellation), in rotating rounds.
 /// 3. Envelope: checking `{"code":0,"msg":…,"data":…}` and decoding `data`, against plain
 ///    `JSONDecoder` on the payload bytes alone.
 /// 4. Gzip: compress and decompress MB/s of 1 MiB and 64 MiB bodies, the Courier codec against
@@ -455,7 +455,7 @@ enum EndToEndBenchmark {
       return { _ = try await client.send(endpoint) }
     }
     // The simpler cancellation design, measured against the shipped one: each request in a
-    // Task that `cancelAll()` cancels, over a transport without markers.
+    // Task that `cancelAll()` cancels, over a transport that does not observe RequestCancellation.
     // Each variant has a session of its own, as the other rows do.
     func bareClient() -> Client {
       let session = URLSession(configuration: URLSessionTransport.defaultConfiguration)
@@ -483,11 +483,11 @@ enum EndToEndBenchmark {
         courier(URLSessionTransport(configuration: .ephemeral))
       ),
       (
-        "simpler design: each request in a Task for cancelAll, no markers",
+        "simpler design: each request in a Task for cancelAll, no RequestCancellation",
         { _ = try await registry.run { try await taskClient.send(endpoint) } }
       ),
       (
-        "no markers, no Task: cancelAll cannot reach it (lower bound)",
+        "no RequestCancellation, no Task: cancelAll cannot reach it (lower bound)",
         { _ = try await inlineClient.send(endpoint) }
       ),
       (
@@ -579,7 +579,7 @@ enum EndToEndBenchmark {
   }
 }
 
-/// `URLSessionTransport.send` without the marker: cancellation is Swift's only. With
+/// `URLSessionTransport.send` without `RequestCancellation`: cancellation is Swift's only. With
 /// `observesRequestCancellation` it runs inline; only a Task around the request (see
 /// ``TaskRegistry``) lets `cancelAll()`-style cancellation reach it.
 struct BareURLSessionTransport: Transport {
