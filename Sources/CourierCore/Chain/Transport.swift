@@ -7,8 +7,9 @@
 ///
 /// ## Using a built-in transport
 /// - `URLSessionTransport` (module `CourierURLSession`) sends over `URLSession`.
-/// - `CurlTransport` (module `CourierCurl`) drives libcurl's multi interface from one thread:
-///   on Linux about a quarter of URLSession's CPU per request.
+/// - `CurlTransport` (module `CourierCurl`) drives libcurl's multi interface from one thread;
+///   the default of `Client.standard` on Linux, where it costs a fraction of URLSession's CPU
+///   per request.
 /// - `StubTransport` (module `CourierTesting`) answers from scripted responses and records
 ///   what it was asked.
 ///
