@@ -171,7 +171,9 @@ let package = Package(
     ),
     .testTarget(
       name: "CourierCurlTests",
-      dependencies: ["Courier", "CourierCurl", "CCourierCurl", "CourierTesting"],
+      dependencies: [
+        "Courier", "CourierCurl", "CCourierCurl", "CourierLibcurlSupport", "CourierTesting",
+      ],
       swiftSettings: strictSettings
     ),
     // The chain, the pipeline and the preset over a real transport and MockServer: tests

@@ -1,5 +1,6 @@
 internal import CCourierCurl
 import CourierCore
+internal import CourierLibcurlSupport
 import Foundation
 
 #if canImport(Glibc)

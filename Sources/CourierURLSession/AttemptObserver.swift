@@ -1,4 +1,5 @@
 import CourierCore
+internal import CourierLibcurlSupport
 import Foundation
 import Synchronization
 

@@ -8,12 +8,13 @@
 /// discarded.
 package enum ContentLengthField {
   /// Whether one item of a `Content-Length` value (between commas) is a run of digits whose
-  /// number does not fit in an `Int64`. Read in place, without allocating: URLSessionTransport checks every response's value.
+  /// number does not fit in an `Int64`. Read in place, without allocating: a transport checks
+  /// every response's value.
   package static func exceedsInt64<Item: Collection<UInt8>>(_ item: Item) -> Bool {
     var value: Int64 = 0
     var overflows = false
     for byte in item where byte != 0x20 && byte != 0x09 {
-      guard ASCII.isDigit(byte) else { return false }
+      guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return false }
       let (tens, first) = value.multipliedReportingOverflow(by: 10)
       let (sum, second) = tens.addingReportingOverflow(Int64(byte &- UInt8(ascii: "0")))
       overflows = overflows || first || second
