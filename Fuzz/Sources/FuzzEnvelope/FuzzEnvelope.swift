@@ -103,14 +103,27 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         headers: HTTPHeaders(received: [("Content-Type", "application/json; charset=utf-8")]),
         body: body, request: request)
       _ = try? rule?.evaluate(response)
-      guard let context = try? pipeline.validate(response, overrides: PipelineOverrides())
-      else { continue }
+      // The pipeline's entry point after the chain: the stages, then each decoding.
+      let overrides = PipelineOverrides()
       let keyed = Endpoint<JSONValue>(.get, "/").decoded(at: keyPath).decoding
-      _ = try? pipeline.decode(context, decoding: keyed, decoder: decoder)
-      _ = try? pipeline.decode(
-        context, decoding: ResponseDecoding<JSONValue?>.json(), decoder: decoder)
-      _ = try? pipeline.decode(context, decoding: ResponseDecoding<String>.string, decoder: decoder)
-      _ = try? pipeline.decode(context, decoding: ResponseDecoding<Data>.data, decoder: decoder)
+      _ = try? pipeline.value(
+        of: response, overrides: overrides, decoding: keyed, decoder: decoder, checkedUnder: nil)
+      _ = try? pipeline.value(
+        of: response, overrides: overrides, decoding: ResponseDecoding<JSONValue?>.json(),
+        decoder: decoder, checkedUnder: nil)
+      _ = try? pipeline.value(
+        of: response, overrides: overrides, decoding: ResponseDecoding<String>.string,
+        decoder: decoder, checkedUnder: nil)
+      _ = try? pipeline.value(
+        of: response, overrides: overrides, decoding: ResponseDecoding<Data>.data,
+        decoder: decoder, checkedUnder: nil)
+      // And inside the chain: the stages under a plan, the verdict left on the response.
+      let plan = ResponseValidationPlan(pipeline: pipeline, overrides: overrides)
+      if let checked = try? pipeline.check(response, under: plan) {
+        _ = try? pipeline.value(
+          of: checked, overrides: overrides, decoding: keyed, decoder: decoder,
+          checkedUnder: plan.identity)
+      }
     }
   }
   return 0
