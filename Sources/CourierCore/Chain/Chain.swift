@@ -27,7 +27,11 @@ enum Chain {
         return try await RequestCancellation.withCancellationHandler {
           try await attempt.value
         } onCancel: {
-          attempt.cancel()
+          // Not `attempt.cancel()` here: that runs the transport's cancellation handlers on
+          // this thread, for a timeout the process's timer thread, and a handler that waits
+          // (`URLSessionTask.cancel()` waits for URLSession's queue on Linux) made every other
+          // timeout in the process late by as long.
+          Task.detached { attempt.cancel() }
         }
       } catch {
         var wrapped = CourierError(error, request: request, stage: "transport")

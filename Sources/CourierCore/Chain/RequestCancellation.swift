@@ -109,6 +109,10 @@ public final class RequestCancellation: Sendable {
 
   /// Registers `handler` to run when the request is cancelled; runs it at once, and returns
   /// `nil`, when it already is.
+  ///
+  /// The handler runs on the thread that cancels: for a timeout, the process's timer thread,
+  /// which every other timeout waits on. Keep it short and never wait in it; hand anything
+  /// that waits to another thread or task.
   public func addHandler(_ handler: @escaping @Sendable () -> Void) -> UInt64? {
     let id = state.withLock { state -> UInt64? in
       guard !state.isCancelled else { return nil }
@@ -138,7 +142,8 @@ public final class RequestCancellation: Sendable {
   }
 
   /// Runs `operation`, calling `onCancel` if the current task or the current request is
-  /// cancelled while it runs (at once if it already was).
+  /// cancelled while it runs (at once if it already was). `onCancel` runs on the cancelling
+  /// thread, as with ``addHandler(_:)``: it must not wait.
   public static func withCancellationHandler<T>(
     operation: () async throws -> T, onCancel: @escaping @Sendable () -> Void
   ) async rethrows -> T {

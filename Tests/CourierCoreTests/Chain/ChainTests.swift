@@ -246,4 +246,53 @@ struct CancellationTests {
     let error = await courierError { try await task.linkedValue }
     #expect(error?.kind == .cancelled)
   }
+
+  @Test("a transport's cancellation handler that waits does not make other timeouts late")
+  func waitingCancellationHandlerLeavesTheTimerFree() async throws {
+    /// Knows only Task cancellation, and its handler waits, as `URLSessionTask.cancel()`
+    /// waits for URLSession's queue on Linux: here until the test releases it (2 s at most).
+    struct WaitingTransport: Transport {
+      final class Waiter: Sendable {
+        let continuation = Mutex<CheckedContinuation<Void, Never>?>(nil)
+        let release = DispatchSemaphore(value: 0)
+      }
+      let waiter: Waiter
+      func send(_ request: Request) async throws -> Response {
+        await withTaskCancellationHandler {
+          await withCheckedContinuation { continuation in
+            waiter.continuation.withLock { $0 = continuation }
+          }
+        } onCancel: {
+          _ = waiter.release.wait(timeout: .now() + 2)
+          // The wait above registered its continuation long before the 20 ms limit.
+          waiter.continuation.withLock { $0.take() }?.resume()
+        }
+        throw CancellationError()
+      }
+    }
+    /// Ends only through the request's token.
+    struct TokenTransport: Transport {
+      var observesRequestCancellation: Bool { true }
+      func send(_ request: Request) async throws -> Response {
+        try await RequestCancellation.sleep(for: .seconds(3600), clock: ContinuousClock())
+        throw CancellationError()
+      }
+    }
+    let waiter = WaitingTransport.Waiter()
+    let waiting = Client(
+      baseURL: testBase, transport: WaitingTransport(waiter: waiter),
+      middleware: [TimeoutMiddleware(attempt: .milliseconds(20), overall: nil)])
+    let other = Client(
+      baseURL: testBase, transport: TokenTransport(),
+      middleware: [TimeoutMiddleware(attempt: .milliseconds(200), overall: nil)])
+    let first = Task { try await waiting.send(Request(url: testBase)) }
+    let start = ContinuousClock.now
+    let error = await courierError { try await other.send(Request(url: testBase)) }
+    let elapsed = ContinuousClock.now - start
+    waiter.release.signal()
+    #expect(error?.kind == .timedOut)
+    // When the timer thread ran the waiting handler, this 200 ms limit fired after 2 s.
+    #expect(elapsed < .seconds(1.5), "the 200 ms limit fired after \(elapsed)")
+    #expect(await courierError { try await first.value }?.kind == .timedOut)
+  }
 }
