@@ -44,6 +44,17 @@ struct PromisesPresetTests {
   static let gzipLine =
     "GzipMiddleware(compress requests: off (≥ 1 KiB when on); decode: gzip, deflate; limit "
     + "32 MiB, ratio 100×"
+  /// The README client's middleware lines, the same over every transport.
+  static let readmeMiddlewareLines = [
+    "HeadersMiddleware(defaults: User-Agent, Accept, Accept-Encoding; providers: none)",
+    "RequestIDMiddleware(traceparent: off, X-Request-ID: off)",
+    retryLine,
+    "ReachabilityMiddleware(inform; probe: off)",
+    "TimeoutMiddleware(attempt 10 s; overall 30 s)",
+    loggingLine,
+    validationLine,
+    gzipLine + ")",
+  ]
 
   #if canImport(FoundationNetworking)
     @Test("the README's chain description of the preset on Linux, line for line")
@@ -52,16 +63,7 @@ struct PromisesPresetTests {
       #expect(
         client.chainDescription
           == Self.numbered(
-            [
-              "HeadersMiddleware(defaults: User-Agent, Accept, Accept-Encoding; providers: none)",
-              "RequestIDMiddleware(traceparent: off, X-Request-ID: off)",
-              Self.retryLine,
-              "ReachabilityMiddleware(inform; probe: off)",
-              "TimeoutMiddleware(attempt 10 s; overall 30 s)",
-              Self.loggingLine,
-              Self.validationLine,
-              Self.gzipLine + ")",
-            ],
+            Self.readmeMiddlewareLines,
             transport:
               "CurlTransport(HTTP/1.1; 8 connections per host; body limit 32 MiB; decoding: none)"
           ))
@@ -76,16 +78,7 @@ struct PromisesPresetTests {
     #expect(
       client.chainDescription
         == Self.numbered(
-          [
-            "HeadersMiddleware(defaults: User-Agent, Accept, Accept-Encoding; providers: none)",
-            "RequestIDMiddleware(traceparent: off, X-Request-ID: off)",
-            Self.retryLine,
-            "ReachabilityMiddleware(inform; probe: off)",
-            "TimeoutMiddleware(attempt 10 s; overall 30 s)",
-            Self.loggingLine,
-            Self.validationLine,
-            Self.gzipLine + ")",
-          ],
+          Self.readmeMiddlewareLines,
           transport:
             "URLSessionTransport(cookies: off; cache: off; idle timeout 60 s; 6 connections per host)"
         ))
