@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Writes every ```swift block of README.md and of the doc comments in Sources/ as a Swift
-file that compiles only if the example does, for Tests/Consumer's DocSnippets target.
+"""Writes every ```swift block of README.md, of the DocC articles (Sources/*/*.docc) and of
+the doc comments in Sources/ as a Swift file that compiles only if the example does, for
+Tests/Consumer's DocSnippets target.
 
 Each example becomes the body of a function whose parameters are the values examples assume
 (`client`, `base`, `server`, ...); types they assume (`User`, ...) are in Prelude.swift.
@@ -8,6 +9,10 @@ An example that shows its own `import` lines is a file a reader copies as it is:
 exactly those imports (and only the parameters whose types they make visible), so an example
 that needs a module it does not import fails here as it would for the reader. One without
 imports is a fragment and gets Courier, CourierTesting and Foundation.
+An example that declares tests (`@Test`, `@Suite`) is a test file: its declarations go in a
+struct of their own, with no parameters, and `@testable import MyService` (the reader's own
+module) brings the code the quick start has the reader write (Examples/QuickStart between
+`// README:begin` and `// README:end`) into that struct instead.
 A block that starts with `// swift-tools-version` is a manifest: it is written to
 `manifests/` instead, for `swift package dump-package`. A block that imports a package
 Courier cannot fetch here (`import Logging`: the swift-log adapter) is counted and skipped.
@@ -39,9 +44,13 @@ for path in sorted(repo.glob("Sources/**/*.swift")):
             inside = False
         elif inside:
             lines.append(text)
-readme = (repo / "README.md").read_text(encoding="utf-8")
-for match in re.finditer(r"```swift\n(.*?)```", readme, re.S):
-    blocks.append((f"README.md:{readme[: match.start()].count(chr(10)) + 2}", match.group(1)))
+for path in [repo / "README.md", *sorted(repo.glob("Sources/*/*.docc/**/*.md"))]:
+    text = path.read_text(encoding="utf-8")
+    for match in re.finditer(r"```swift\n(.*?)```", text, re.S):
+        line = text[: match.start()].count(chr(10)) + 2
+        blocks.append((f"{path.relative_to(repo)}:{line}", match.group(1)))
+quick_start = (repo / "Examples/QuickStart/QuickStart.swift").read_text(encoding="utf-8")
+quick_start = quick_start.split("// README:begin\n", 1)[1].split("// README:end", 1)[0]
 
 # Each assumed value with its type and the modules, any one of which makes the type visible.
 CORE = {"Courier", "CourierCore"}
@@ -74,13 +83,22 @@ for index, (origin, code) in enumerate(blocks):
         folder.mkdir(exist_ok=True)
         (folder / "Package.swift").write_text(code, encoding="utf-8")
         continue
+    is_test_file = re.search(r"^\s*@(Test|Suite)\b", code, re.M) is not None
+    testable = re.search(r"^\s*@testable import \w+\s*$", code, re.M) is not None
+    if testable:
+        code = quick_start + "\n" + code
+    indent = "  " if is_test_file else "    "
     body = "\n".join(
-        "    " + line if line else ""
+        indent + line if line else ""
         for line in code.split("\n")
-        if not re.match(r"^import \w+$", line.strip())
+        if not re.match(r"^(@testable )?import \w+$", line.strip())
     )
-    testing = "import Testing\n" if "#expect" in code or "#require" in code else ""
     own = re.findall(r"^\s*import (\w+)\s*$", code, re.M)
+    testing = (
+        "import Testing\n"
+        if "Testing" not in own and (is_test_file or "#expect" in code or "#require" in code)
+        else ""
+    )
     if own:
         imports = "".join(f"import {module}\n" for module in own)
         visible = set(own)
@@ -90,11 +108,14 @@ for index, (origin, code) in enumerate(blocks):
     parameters = ", ".join(
         declaration for declaration, modules in PARAMETERS if modules is None or modules & visible
     )
-    source = (
-        f"// {origin}\n{imports}{testing}\n"
-        f"enum Snippet{index} {{\n  static func run({parameters}) async throws {{\n"
-        f"{body}\n  }}\n}}\n"
-    )
+    if is_test_file:
+        source = f"// {origin}\n{imports}{testing}\nstruct Snippet{index} {{\n{body}\n}}\n"
+    else:
+        source = (
+            f"// {origin}\n{imports}{testing}\n"
+            f"enum Snippet{index} {{\n  static func run({parameters}) async throws {{\n"
+            f"{body}\n  }}\n}}\n"
+        )
     (output / f"Snippet{index}.swift").write_text(source, encoding="utf-8")
     count += 1
 print(f"{count} examples written to {output}")

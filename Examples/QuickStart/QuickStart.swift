@@ -11,39 +11,31 @@ struct User: Decodable, Sendable {
   let name: String
 }
 
-/// Logs each attempt's outcome; any type with `intercept(_:next:)` is a middleware.
-struct PrintMiddleware: Middleware {
+/// Sends the app's API key on every attempt: any type with `intercept(_:next:)` is a middleware.
+struct APIKeyMiddleware: Middleware {
+  let key: String
+
   func intercept(_ request: Request, next: Next) async throws -> Response {
-    do {
-      let response = try await next(request)
-      print("\(request.method) \(request.url.path) -> \(response.status)")
-      return response
-    } catch let error as CourierError {
-      // A 4xx, a 5xx or a business failure arrives here as an error already: the response
-      // checks run next to the wire, below your middleware.
-      print("\(request.method) \(request.url.path) -> \(error.kind)")
-      throw error
-    }
+    var request = request
+    try request.headers.set("X-API-Key", key)
+    return try await next(request)
   }
 }
 
-func quickStart(baseURL: URL) async {
-  // One client for every endpoint: base URL, response rules, and the standard middleware
-  // (headers, request id, retry, reachability, timeout, logging, gzip) over the platform's
-  // transport (CurlTransport on Linux).
-  let client = Client.standard(
-    baseURL: baseURL,
-    pipeline: .envelope(.codeZero)  // {"code": 0, "msg": "...", "data": {...}}
-  ) {
-    $0.perAttempt = [PrintMiddleware()]  // your own middleware, for every attempt
+/// One client for every endpoint: the base URL, how responses say "failed" (here an envelope,
+/// `{"code": 0, "msg": "…", "data": {…}}`), and the standard middleware with yours among them.
+func makeClient(baseURL: URL, transport: any Transport = Client.standardTransport()) -> Client {
+  Client.standard(baseURL: baseURL, transport: transport, pipeline: .envelope(.codeZero)) {
+    $0.perAttempt = [APIKeyMiddleware(key: "my-api-key")]
   }
+}
 
+func greet(_ client: Client, userID: Int) async {
   do {
-    let user = try await client.send(
-      Endpoint<User>(.get, "user/check/{phone}").parameter("phone", "+86 138 0013 8000"))
+    let user = try await client.send(Endpoint<User>(.get, "user/{id}").parameter("id", userID))
     print("Hello, \(user.name)")
   } catch {
-    // Always a CourierError: a kind for code, a reason for people (en / zh-Hans).
+    // Always a CourierError: a kind for code, a reason for people.
     print("\(error.kind): \(error.reason)")
   }
 }
@@ -56,7 +48,9 @@ struct QuickStart {
     defer { server.shutdown() }
     server.enqueue(.json(#"{"code":0,"msg":"ok","data":{"id":7,"name":"Li Lei"}}"#))
     server.enqueue(.json(#"{"code":40101,"msg":"Token expired","data":null}"#))
-    await quickStart(baseURL: server.baseURL)
-    await quickStart(baseURL: server.baseURL)
+    let client = makeClient(baseURL: server.baseURL)
+    print(client.chainDescription)
+    await greet(client, userID: 7)
+    await greet(client, userID: 8)
   }
 }

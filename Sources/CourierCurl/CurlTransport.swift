@@ -52,9 +52,9 @@ import Foundation
 ///   each attempt's body complete at the response head) and ``DownloadProgressAttribute``
 ///   (each piece of body, the attempt complete with the final response after redirects); the
 ///   client sends the final event once no retry follows.
-/// - Content decoding is off by default (``Configuration/ContentDecoding/none``): no
+/// - Content decoding is off by default (``ContentDecoding/none``): no
 ///   `Accept-Encoding` is added and compressed bodies arrive as sent, for `GzipMiddleware` to
-///   decode within its size and ratio limits. See ``Configuration/ContentDecoding``.
+///   decode within its size and ratio limits. See ``ContentDecoding``.
 /// - ``Request/timeout`` is applied by libcurl as a total limit for the attempt
 ///   (`CURLOPT_TIMEOUT_MS`, to the millisecond), in addition to `TimeoutMiddleware`. It covers
 ///   every redirect hop of the attempt together: each hop is a transfer of its own, given what

@@ -1,6 +1,7 @@
 /// A validated endpoints spec, version 1: what the generator turns into Swift.
 ///
-/// The file format is documented in the README ("Generated endpoints"); ``SpecReader`` reads
+/// The file format is documented in the "Generated endpoints" article
+/// (Sources/Courier/Courier.docc/GeneratedEndpoints.md); ``SpecReader`` reads
 /// it from JSON and reports every problem with its line and column.
 package struct Spec: Sendable {
   /// The format version the file declares; this tool reads ``SpecReader/supportedVersion``.

@@ -10,7 +10,8 @@ package enum Tool {
   package static let usage = """
     usage: courier-endpoints SPEC.endpoints.json [--output FILE.swift]
 
-    Generates typed Courier endpoints from a spec (see the README, "Generated endpoints").
+    Generates typed Courier endpoints from a spec (the spec format: Courier's documentation,
+    "Generated endpoints", Sources/Courier/Courier.docc/GeneratedEndpoints.md).
     Without --output the Swift source is written to standard output.
     """
 

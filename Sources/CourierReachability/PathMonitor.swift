@@ -13,7 +13,7 @@
 ///
 /// ## Using the built-in one
 /// ``SystemPathMonitor`` is the platform's monitor: ``NetlinkPathMonitor`` on Linux (the
-/// kernel's rtnetlink events, no polling), ``NetworkPathMonitor`` over `NWPathMonitor` on Apple
+/// kernel's rtnetlink events, no polling), `NetworkPathMonitor` over `NWPathMonitor` on Apple
 /// platforms. Make one per process and share it; it runs one thread on Linux until
 /// ``NetlinkPathMonitor/stop()`` or until it is released.
 ///

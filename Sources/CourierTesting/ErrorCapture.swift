@@ -3,7 +3,7 @@ import CourierCore
 /// Runs `body` and returns the ``CourierError`` it throws, or `nil` when it returns normally.
 ///
 /// For tests that assert on a failure's kind, reason or response. An error that is not a
-/// `CourierError` is wrapped as ``CourierError/init(_:request:stage:)`` wraps it (kind
+/// `CourierError` is wrapped as ``CourierError/init(_:request:stage:otherwise:)`` wraps it (kind
 /// `transport` for an unknown error), with the stage `"not a CourierError"` so a test that
 /// checks the stage sees the difference.
 ///

@@ -468,7 +468,7 @@ public struct StubResponse: Sendable {
   ///
   /// The stub does not know any production transport: to replay the exact error a transport
   /// produces, build it there (for example with `URLErrorMapping.courierError(for:request:)`
-  /// from `CourierURLSession`) and pass it to ``failure(_:)-(any Error)``.
+  /// from `CourierURLSession`) and pass it to ``failure(_:)``.
   public static func failure(
     _ kind: CourierError.Kind, _ debugMessage: String = ""
   )

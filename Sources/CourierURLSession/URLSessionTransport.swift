@@ -170,7 +170,7 @@ public struct URLSessionTransport: Transport {
   /// before shutting down. The session is invalidated once no send is under way (URLSession
   /// on Linux traps when a task is created in an invalidated session); a send that had not
   /// yet created its URLSession task when `shutdown()` ran is not cancelled and finishes. A
-  /// session passed to ``init(session:)`` is invalidated too, except `URLSession.shared`:
+  /// session passed to ``init(session:maximumResponseBodySize:)`` is invalidated too, except `URLSession.shared`:
   /// other code may still use it, and its tasks cannot be told from this transport's, so
   /// nothing is cancelled there; later sends through this transport are still refused.
   ///

@@ -3,8 +3,7 @@ import CourierTesting
 import Foundation
 import Testing
 
-/// Promises of the README's "Sending with libcurl" and "When to choose which transport"
-/// sections about `CurlTransport` that no other test held (see `Docs/Promises.md`).
+/// Promises of the Transports article (Sources/Courier/Courier.docc) about `CurlTransport` that no other test held (see `Docs/Promises.md`).
 @Suite("Promises: CurlTransport", .timeLimit(.minutes(1)))
 struct PromisesCurlTests {
   /// Sends a GET to a ``RawServer`` that answers `reply`, and returns the response.

@@ -3,8 +3,8 @@ import Testing
 
 @testable import CourierEndpointsGenerator
 
-/// Promises of the README's "Generated endpoints" section (the spec format's table) that no
-/// other test held (see `Docs/Promises.md`).
+/// Promises of the Generated endpoints article (the spec format's table) that no other test
+/// held (see `Docs/Promises.md`).
 @Suite("Promises: generated endpoints", .timeLimit(.minutes(5)))
 struct PromisesGeneratorTests {
   /// The diagnostics for `text`, as `line:column: message`; empty when the spec is valid.

@@ -4,8 +4,8 @@ import CourierTesting
 import Foundation
 import Testing
 
-/// Promises of the README's "Gzip" section and of `GzipMiddleware`'s documentation that no
-/// other test held (see `Docs/Promises.md`).
+/// Promises of the Gzip article (Sources/Courier/Courier.docc) and of `GzipMiddleware`'s
+/// documentation that no other test held (see `Docs/Promises.md`).
 @Suite("Promises: gzip", .timeLimit(.minutes(5)))
 struct PromisesGzipTests {
   let text = repetitiveBytes(4096)

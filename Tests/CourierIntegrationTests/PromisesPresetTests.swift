@@ -7,7 +7,7 @@ import Testing
   import FoundationNetworking
 #endif
 
-/// Promises of the README's "Standard middleware" and "Sending with URLSession" sections about
+/// Promises of the Middleware and Transports articles (Sources/Courier/Courier.docc) about
 /// the preset's chain and URLSession's defaults that no other test held (see
 /// `Docs/Promises.md`).
 @Suite("Promises: the standard preset and URLSession's defaults", .timeLimit(.minutes(5)))
@@ -22,7 +22,7 @@ struct PromisesPresetTests {
       .joined(separator: "\n")
   }
 
-  /// The README's example: the preset with a 10 s / 30 s timeout and basic logging.
+  /// The Middleware article's example: the preset with a 10 s / 30 s timeout and basic logging.
   static func readmeClient(transport: (any Transport)? = nil) -> Client {
     let configure: (inout StandardMiddleware) -> Void = {
       $0.timeout = TimeoutMiddleware(attempt: .seconds(10), overall: .seconds(30))
@@ -44,7 +44,7 @@ struct PromisesPresetTests {
   static let gzipLine =
     "GzipMiddleware(compress requests: off (≥ 1 KiB when on); decode: gzip, deflate; limit "
     + "32 MiB, ratio 100×"
-  /// The README client's middleware lines, the same over every transport.
+  /// That client's middleware lines, the same over every transport.
   static let readmeMiddlewareLines = [
     "HeadersMiddleware(defaults: User-Agent, Accept, Accept-Encoding; providers: none)",
     "RequestIDMiddleware(traceparent: off, X-Request-ID: off)",
@@ -57,7 +57,7 @@ struct PromisesPresetTests {
   ]
 
   #if canImport(FoundationNetworking)
-    @Test("the README's chain description of the preset on Linux, line for line")
+    @Test("the Middleware article's chain description of the preset on Linux, line for line")
     func readmeChainOnLinux() {
       let client = Self.readmeClient()
       #expect(

@@ -4,7 +4,7 @@ import Foundation
 import Synchronization
 import Testing
 
-/// Issue #8: `Client.standard` composes the six standard middleware in DESIGN.md's order.
+/// Issue #8: `Client.standard` composes the standard middleware in Docs/Design.md's order.
 @Suite("Client.standard", .timeLimit(.minutes(5)))
 struct StandardClientTests {
   /// The type names of a client's chain, in order, from its description.

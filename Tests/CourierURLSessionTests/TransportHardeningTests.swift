@@ -422,9 +422,10 @@ struct TransportHardeningTests {
     /// Pins a crash inside FoundationNetworking that no delegate or transport can prevent: a
     /// chunked response that ends with trailer fields (legal HTTP/1.1) stops the process with
     /// "Transfer completed, but there's no response" (swift-corelibs-foundation #5285). The
-    /// README tells users to send to servers they do not control with `CurlTransport`, which
+    /// Transports article tells users to send to servers they do not control with
+    /// `CurlTransport`, which
     /// reads trailers (`WireConformanceTests`). When this test fails, FoundationNetworking was
-    /// fixed: run the conformance case for both transports and update the README.
+    /// fixed: run the conformance case for both transports and update the article.
     @Test("FoundationNetworking still ends the process on a chunked response with trailers")
     func trailersEndTheProcess() async {
       let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {

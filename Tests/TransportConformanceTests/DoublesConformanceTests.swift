@@ -121,7 +121,8 @@ struct DoublesConformanceTests {
     case nul
     case crlf
     case errorPage
-    /// A 500 with a JSON body: fails the same way over every side, as the README promises.
+    /// A 500 with a JSON body: fails the same way over every side, as the Testing article
+    /// promises.
     case serverError
     /// Text that starts with a UTF-8 byte order mark: a cassette dropped it.
     case byteOrderMark

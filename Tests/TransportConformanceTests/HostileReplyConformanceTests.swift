@@ -55,9 +55,9 @@ struct HostileReplyConformanceTests {
     func headCutOffURLSession() async {
       // A limit of URLSession on Linux that no delegate can catch: libcurl reports the reply
       // as a success, and FoundationNetworking then finds no response and calls fatalError
-      // ("Transfer completed, but there's no response."). The README says to use
+      // ("Transfer completed, but there's no response."). The Transports article says to use
       // CurlTransport against servers you do not control. When this expectation fails,
-      // Foundation has fixed it: update the README's transport section.
+      // Foundation has fixed it: update the Transports article.
       _ = await withTaskExecutorPreference(ExitTestExecutor.shared) {
         await #expect(processExitsWith: .failure) {
           guard let server = try? MockServer() else { exit(EXIT_SUCCESS) }

@@ -55,8 +55,8 @@ import Testing
         #expect(connections.isEmpty, "connections inherited: \(connections)")
       case .urlSession:
         // FoundationNetworking's libcurl opens sockets without close-on-exec, and URLSession
-        // has no hook to change that. When this stops being an issue, the README's transport
-        // table can say so.
+        // has no hook to change that. When this stops being an issue, the Transports article
+        // can say so.
         withKnownIssue("FoundationNetworking's connections are inherited by child processes") {
           #expect(connections.isEmpty, "connections inherited: \(connections)")
         }

@@ -3,11 +3,11 @@ import CourierTesting
 import Foundation
 import Testing
 
-/// Promises of the README's "Transfers" and "When to choose which transport" sections that no
+/// Promises of the Transfers and Transports articles (Sources/Courier/Courier.docc) that no
 /// other test held, on both wire transports (see `Docs/Promises.md`).
 @Suite("Promises: what both wire transports do", .timeLimit(.minutes(1)))
 struct PromisesTransportTests {
-  /// The README promises this of `URLSessionTransport` ("Body limit inside the transport");
+  /// The Transfers article promises this of `URLSessionTransport` ("Response body limits");
   /// `CurlTransport` promises only to stop once the body passes the limit, and does: it reads
   /// the announced body until then.
   @Test("URLSessionTransport: an announced Content-Length over the body limit fails at once")

@@ -109,7 +109,7 @@ struct StrayBytesConformanceTests {
       if kind == .urlSession {
         // FoundationNetworking owns its sockets and watches none that is idle; libcurl 7.88
         // reuses a connection with unread input. Nothing Courier can reach stops it: the
-        // README's transport section and URLSessionTransport's documentation say so. When
+        // Transports article and URLSessionTransport's documentation say so. When
         // this stops being an issue, they can say that instead.
         await withKnownIssue("URLSession on Linux reads unasked bytes as the next answer") {
           try await Self.expectOwnAnswers(client, server)

@@ -237,7 +237,7 @@ extension CourierError: CustomDebugStringConvertible {
   }
 
   /// `text` with every URL-looking token (`scheme://…`, up to a space, quote, angle bracket or
-  /// backslash) rewritten as ``redactedURL(_:)`` would: user info, query values and fragment
+  /// backslash) rewritten as `redactedURL(_:)` would: user info, query values and fragment
   /// values become `***`, names stay. A pass over the whole text, so a URL inside an
   /// underlying error's description or a debug message is caught too.
   public static func redactingURLs(in text: String) -> String {

@@ -9,8 +9,8 @@ public struct HTTPMethod: Hashable, Sendable, CustomStringConvertible {
 
   /// Creates a method from its token.
   ///
-  /// - Parameter rawValue: A non-empty RFC 9110 token (letters, digits and
-  ///   ``!#$%&'*+-.^_`|~``). Methods are case-sensitive, so `"get"` is not `GET`.
+  /// - Parameter rawValue: A non-empty RFC 9110 token (letters, digits, the backtick and
+  ///   `!#$%&'*+-.^_|~`). Methods are case-sensitive, so `"get"` is not `GET`.
   /// - Throws: ``CourierError`` of kind ``CourierError/Kind/invalidRequest`` when the token is
   ///   empty or holds a character a token may not contain.
   public init(_ rawValue: String) throws {

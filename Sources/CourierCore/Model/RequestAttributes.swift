@@ -7,7 +7,7 @@
 ///
 /// Four keys that Courier's standard middleware set on every request or attempt —
 /// ``AttemptAttribute``, ``TimeoutAttribute``, ``DeadlineAttribute`` and
-/// ``RequestIDAttribute`` — have slots of their own inside the value instead (``CoreSlots``,
+/// ``RequestIDAttribute`` — have slots of their own inside the value instead (`CoreSlots`,
 /// about 100 bytes): setting them allocates nothing, which took the five standard middleware
 /// from 6 allocations per request to 2 (`courier-bench chain`). They behave exactly like every
 /// other key: ``contains(_:)``, ``removeValue(for:)``, ``count`` and ``isEmpty`` see them.

@@ -25,9 +25,9 @@ extension ResponseDecoding where Value: Decodable {
   ///
   /// With a `JSONDecoder` at its default settings, Courier first decodes with a faster
   /// decoder of its own that gives the same values, and hands the body to `JSONDecoder`
-  /// whenever it could disagree (the README's "Decoding JSON" lists when); the value or error
-  /// you get is then `JSONDecoder`'s. A model's `init(from:)` may therefore run twice for
-  /// one body. Set `CodingUserInfoKey.courierJSONDecoderOnly` (or any other
+  /// whenever it could disagree (<doc:ResponsePipelineAndEnvelopes> lists when); the value
+  /// or error you get is then `JSONDecoder`'s. A model's `init(from:)` may therefore run
+  /// twice for one body. Set `CodingUserInfoKey.courierJSONDecoderOnly` (or any other
   /// setting) on the decoder to decode with `JSONDecoder` alone.
   public static func json(at keyPath: String? = nil) -> Self {
     // Split once, when the endpoint is made, not for every response.

@@ -34,7 +34,7 @@ import Foundation
 ///    runs the stages again first, on the response as it left the chain.
 ///
 /// A JSON body in a legacy charset that a stage or the decoder could not read is tried once
-/// more, re-encoded as UTF-8 (``JSONCharset``), in both places the stages run.
+/// more, re-encoded as UTF-8 (`JSONCharset`), in both places the stages run.
 public struct ResponsePipeline: Sendable {
   /// The stages, run in order.
   public var stages: [any ResponseStage]
@@ -132,7 +132,7 @@ public struct ResponsePipeline: Sendable {
 extension ResponsePipeline {
   /// Inside the chain (``ResponseValidation``): runs the stages of `plan` on `response` and
   /// returns it carrying their verdict — re-encoded as UTF-8 when that is what let the stages
-  /// pass (see ``JSONCharset``).
+  /// pass (see `JSONCharset`).
   func check(_ response: Response, under plan: ResponseValidationPlan) throws -> Response {
     try withCharsetRetry(response) { response in
       var checked = response
@@ -164,7 +164,7 @@ extension ResponsePipeline {
   }
 
   /// Runs `body` on `response`; when it throws and the response is a JSON body in a legacy
-  /// charset (see ``JSONCharset``), once more on the body re-encoded as UTF-8, whose failure
+  /// charset (see `JSONCharset`), once more on the body re-encoded as UTF-8, whose failure
   /// then stands. A re-encoded response carries no verdict: its body changed.
   private func withCharsetRetry<Result>(
     _ response: Response, _ body: (Response) throws -> Result

@@ -5,7 +5,7 @@ import Foundation
 /// 1. ``prepare(_:)`` adds `Range: bytes=N-` and `If-Range: <validator>` when a partial file
 ///    of `N` bytes and its validator (a strong `ETag`, else `Last-Modified`) are on disk and
 ///    were downloaded from this request's URL.
-/// 2. ``begin(status:headers:)`` with the response head: a `206` whose `Content-Range`
+/// 2. ``begin(status:headers:request:)`` with the response head: a `206` whose `Content-Range`
 ///    starts at `N` appends; any other `2xx` starts the file again from zero (the server
 ///    ignored the range or the resource changed); `416` deletes the partial file; other
 ///    statuses do not touch the disk (the transport keeps that body in memory).
@@ -23,7 +23,7 @@ public final class DownloadWriter {
   public private(set) var written: Int64 = 0
   /// The total size when known: `Content-Range`'s, or `offset + Content-Length`.
   public private(set) var expected: Int64?
-  /// Whether ``begin(status:headers:)`` chose to write the body to the file.
+  /// Whether ``begin(status:headers:request:)`` chose to write the body to the file.
   public private(set) var isWriting = false
 
   private var handle: FileHandle?

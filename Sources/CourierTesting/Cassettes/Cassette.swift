@@ -179,7 +179,7 @@ public struct Cassette: Codable, Sendable, Equatable {
 extension Cassette.RecordedMessage {
   /// `request` as a cassette records it: URL, headers and body redacted by `redaction`
   /// (the request's ``CredentialHeadersAttribute`` headers included), a gzip or deflate
-  /// body decoded first (see ``Cassette/recorded(_:headers:redaction:header:)``). A file body
+  /// body decoded first (see `Cassette.recorded(_:headers:redaction:header:)`). A file body
   /// (`RequestBody.file`, a multipart form with file parts) is read whole: its bytes are what
   /// the wire carries, and what a replay compares under ``ReplayTransport/Matching/body``.
   public init(_ request: Request, redaction: Redaction) {
@@ -195,7 +195,7 @@ extension Cassette.RecordedMessage {
 
 extension Cassette.RecordedResponse {
   /// `response` as a cassette records it: headers and body redacted by `redaction`, a gzip
-  /// or deflate body decoded first (see ``Cassette/recorded(_:headers:redaction:header:)``).
+  /// or deflate body decoded first (see `Cassette.recorded(_:headers:redaction:header:)`).
   public init(_ response: Response, redaction: Redaction) {
     let (headers, body) = Cassette.recorded(
       response.body, headers: response.headers, redaction: redaction

@@ -3,7 +3,7 @@ import Foundation
 
 /// A response body ``MockServer`` produces piece by piece as it sends, never holding it whole:
 /// a file on disk or bytes computed from their offset. Set it as ``MockResponse/source``;
-/// ``MockResponse/ranged(_:request:etag:lastModified:)`` answers `Range` and `If-Range` from it.
+/// ``MockResponse/ranged(_:request:etag:lastModified:contentType:)`` answers `Range` and `If-Range` from it.
 ///
 /// ```swift
 /// let body = try MockBodySource.file(URL(fileURLWithPath: "/tmp/big.bin"))

@@ -4,8 +4,8 @@ import Foundation
 import Synchronization
 import Testing
 
-/// Promises of the README's "How a request flows" and of `CourierError`'s documentation that
-/// no other test held (see `Docs/Promises.md`).
+/// Promises of "How a request flows" (the README, the Getting started and Response pipeline
+/// articles) and of `CourierError`'s documentation that no other test held (see `Docs/Promises.md`).
 @Suite("Promises: how a request flows, and errors", .timeLimit(.minutes(5)))
 struct PromisesFlowTests {
   /// The tasks that ran a piece of the chain, by a hash of the task.

@@ -4,8 +4,8 @@ import Foundation
 import Synchronization
 import Testing
 
-/// Promises of the README's "Standard middleware" and of the middleware's doc comments that no
-/// other test held (see `Docs/Promises.md`).
+/// Promises of the Middleware article (Sources/Courier/Courier.docc) and of the middleware's
+/// doc comments that no other test held (see `Docs/Promises.md`).
 @Suite("Promises: standard middleware", .timeLimit(.minutes(5)))
 struct PromisesMiddlewareTests {
   // MARK: Retry
@@ -121,7 +121,7 @@ struct PromisesMiddlewareTests {
         + "parameters, 7 body keys; text bodies up to 4 KiB)")
   }
 
-  @Test("Redaction.standard lists exactly the README's names")
+  @Test("Redaction.standard lists exactly the names the Middleware article gives")
   func standardRedactionNames() {
     let standard = Redaction.standard
     #expect(

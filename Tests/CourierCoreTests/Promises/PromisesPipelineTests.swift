@@ -3,14 +3,14 @@ import CourierTesting
 import Foundation
 import Testing
 
-/// Promises of the README's "Reasons for people", "Business envelopes" and "Text bodies and
-/// charsets" sections that no other test held (see `Docs/Promises.md`).
+/// Promises of the Errors and reasons and the Response pipeline articles
+/// (Sources/Courier/Courier.docc) that no other test held (see `Docs/Promises.md`).
 @Suite("Promises: reasons, envelopes and text", .timeLimit(.minutes(5)))
 struct PromisesPipelineTests {
   // MARK: Reasons
 
   @Test(
-    "the README's table of reasons, in English, Simplified and Traditional Chinese",
+    "the table of reasons, in English, Simplified and Traditional Chinese",
     arguments: [
       (
         "timedOut", "The server took too long to respond.", "服务器连接超时", "伺服器回應逾時"

@@ -3,7 +3,7 @@ import CourierTesting
 import Foundation
 import Testing
 
-/// Promises of the README's "Transfers" section and of `RedirectPolicy`, `DownloadDestination`
+/// Promises of the Transfers article and of `RedirectPolicy`, `DownloadDestination`
 /// and `TransferProgress` that no other test held (see `Docs/Promises.md`).
 @Suite("Promises: transfers", .timeLimit(.minutes(5)))
 struct PromisesTransferTests {
@@ -132,7 +132,7 @@ struct PromisesTransferTests {
     #expect(DownloadDestination(url: destination.url, maximumSize: -5).maximumSize == 0)
   }
 
-  /// The README's "Transfers" section says `StubTransport` implements redirects as the wire
+  /// The Transfers article says `StubTransport` implements redirects as the wire
   /// transports do; it returns the `3xx` instead. `StubTransport` belongs to the test-doubles
   /// work of issue #33, which holds the doubles to production: once it follows redirects,
   /// this known issue is no longer recorded and the test fails until the wrapper goes.

@@ -41,7 +41,7 @@ public struct AuthMiddleware: Middleware {
 
   /// Where credentials come from.
   public let provider: any CredentialProvider
-  /// Whether an outcome is a rejection; default ``unauthorizedStatus``.
+  /// Whether an outcome is a rejection; default ``unauthorizedStatus(_:_:)``.
   public let isRejection: Rejection
   /// Refreshes allowed per window; default 3.
   public let maximumRefreshes: Int
@@ -54,7 +54,7 @@ public struct AuthMiddleware: Middleware {
   ///
   /// - Parameters:
   ///   - provider: Supplies and refreshes credentials.
-  ///   - isRejection: Default ``unauthorizedStatus`` (a 401).
+  ///   - isRejection: Default ``unauthorizedStatus(_:_:)`` (a 401).
   ///   - maximumRefreshes: Default 3: a genuine expiry needs one; three allows for a race
   ///     with another device without letting a broken server cause a loop.
   ///   - refreshWindow: Default 60 s.

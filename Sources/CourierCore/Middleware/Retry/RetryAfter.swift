@@ -22,7 +22,7 @@ public enum RetryAfter {
   /// - delay-seconds: one or more ASCII digits (`"120"`), as RFC 9110 defines it. Any number
   ///   of digits is accepted and clamped to ``maximumWait``. A sign, a fraction, an exponent or
   ///   other text is malformed (`"-5"`, `"+5"`, `"1.5"`, `"1e3"`, `"soon"`).
-  /// - HTTP-date: IMF-fixdate and the two obsolete forms (see ``httpDate(_:)``). A date in the
+  /// - HTTP-date: IMF-fixdate and the two obsolete forms (see `httpDate(_:)`). A date in the
   ///   past is a zero wait; a date more than ``maximumWait`` ahead is ``maximumWait``.
   ///
   /// - Parameters:
