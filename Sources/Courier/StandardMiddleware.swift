@@ -51,9 +51,8 @@ public struct StandardMiddleware: Sendable {
   public var auth: AuthMiddleware?
   /// Default: a trace id per logical request, recorded for logging and errors but not sent
   /// (no `traceparent`, no `X-Request-ID`), as AsyncHTTPClient, Alamofire and OkHttp send no
-  /// trace header unless asked. Sending it costs about 3 µs of CPU a request over
-  /// `CurlTransport` (68 more bytes of head, a fresh string); turn it on where your servers
-  /// read it: `$0.requestID?.sendsTraceparent = true`.
+  /// trace header unless asked. Sending it adds a 68-byte header line, built afresh, to every
+  /// request; turn it on where your servers read it: `$0.requestID?.sendsTraceparent = true`.
   public var requestID: RequestIDMiddleware? = RequestIDMiddleware(sendsTraceparent: false)
   /// Your middleware, run once per logical request (outside retry), in order. Default: none.
   public var perRequest: [any Middleware] = []
@@ -181,8 +180,8 @@ extension Client {
   ///   (`fatalError`) on a chunked response with trailer fields and on a response head cut off
   ///   before its blank line, before any callback Courier could catch; `CurlTransport`
   ///   reports both as ``CourierError``s. A default should survive any server.
-  /// - **A quarter of the CPU per request or less**, and several times the throughput under
-  ///   concurrency (README, "Transports").
+  /// - **A fraction of the CPU per request**, and several times the throughput under
+  ///   concurrency (<doc:ChoosingATransport>; the figures are in Docs/Benchmarks.md).
   /// - **The same behaviour otherwise**: no cookie jar and no cache, the same redirect rules,
   ///   proxies from the environment, the system's trust store, response bodies limited to
   ///   32 MiB; compressed responses are decoded by ``GzipMiddleware`` within its limits

@@ -35,8 +35,8 @@
 /// ## Where it runs
 /// The requirement is `nonisolated(nonsending)`: the chain runs on the executor of whoever
 /// called ``Next``, with no hop between layers (``Client`` hops off the caller's actor once,
-/// when a request starts). A hop costs a `swift_task_switch`, about a tenth of the five
-/// standard middleware's time before the chain stopped making them (`courier-bench chain`).
+/// when a request starts). A hop is a `swift_task_switch`, which can cost more than a simple
+/// middleware's own work.
 /// A conformance written as a plain `func intercept…` (as above) works unchanged: Swift
 /// adds one hop into it. Write `nonisolated(nonsending) func intercept…`, as the built-in
 /// middleware do, to avoid that hop too.

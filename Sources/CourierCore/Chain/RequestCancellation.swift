@@ -7,8 +7,7 @@ import Synchronization
 /// request, whatever the transport. But a ``Client`` runs each request's chain inline in that
 /// task, which is not the client's to cancel, so it gives the request a token of its own,
 /// readable as ``current`` anywhere in the chain, and ``Client/cancelAll()`` cancels the
-/// token. ``TimeoutMiddleware``, where its own timer enforces the limit, runs each attempt
-/// under a child token that the timer cancels.
+/// token. ``TimeoutMiddleware`` runs each attempt under a child token that its timer cancels.
 ///
 /// A cancelled token ends the request at the next point that observes it:
 ///

@@ -252,8 +252,8 @@ enum URLBuilder {
 
 /// The URLs a client built from templates without parameters or query (`"items"`,
 /// `"user/profile"`), by template: such a template always gives the same URL against the
-/// client's base, and building it (joining the strings, `URL(string:)` parsing and checking
-/// the result) was a few microseconds of every request. At most ``limit`` templates are kept;
+/// client's base, so building it (joining the strings, `URL(string:)` parsing and checking
+/// the result) need not be repeated on every request. At most ``limit`` templates are kept;
 /// past that the table starts again, so an app that builds paths by string interpolation
 /// cannot make it grow.
 final class ResolvedURLs: Sendable {

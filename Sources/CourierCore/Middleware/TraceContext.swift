@@ -53,7 +53,7 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
 
   /// The `traceparent` header value.
   public var traceparent: String {
-    // Written in place: one allocation, where interpolation made several.
+    // Written in place: one allocation, where interpolation would make several.
     String(unsafeUninitializedCapacity: 55) { buffer in
       Self.write("00-", into: buffer, at: 0)
       Self.writeHex(traceHigh, into: buffer, at: 3)

@@ -5,8 +5,8 @@ import Synchronization
 ///
 /// The finaliser is a bijection, so two ids drawn in one process never repeat before 2⁶⁴
 /// draws, and the random seed keeps processes apart. Drawing is one atomic add and a few
-/// multiplications: three `getrandom` system calls per request cost about 2 µs here
-/// (`courier-bench chain`). The ids are not secrets: they travel in clear in headers and logs.
+/// multiplications, where drawing from the system's random source would be a system call per
+/// id. The ids are not secrets: they travel in clear in headers and logs.
 public enum TraceIDGenerator {
   private static let seed = UInt64.random(in: .min ... .max)
   private static let counter = Atomic<UInt64>(0)

@@ -11,7 +11,9 @@
 ///
 /// A ``Client`` puts one at the innermost position (next to the transport), or just outside
 /// the first middleware that decodes response bodies (``Middleware/decodesResponseBodies``),
-/// unless its middleware list already has one; `Client.standard` places it just outside gzip.
+/// unless its middleware list already has one; `Client.standard` lists it itself, in the same
+/// place: just outside the first middleware of yours that decodes response bodies, else just
+/// outside gzip.
 /// Put it yourself where the checks should happen, for example outside a middleware that
 /// decompresses bodies:
 ///

@@ -2,9 +2,8 @@ extension Duration {
   /// The duration in whole nanoseconds (rounded toward zero), clamped to `Int64`'s range
   /// (about ±292 years).
   ///
-  /// For the request path: `components` divides and multiplies 128-bit numbers in the standard
-  /// library, about 200 instructions of code that is cold on every request, where this is one
-  /// division of about 45 (callgrind, release build).
+  /// For the request path: `components` divides and multiplies 128-bit numbers in code of the
+  /// standard library that is cold on every request, where this is one division.
   package var clampedNanoseconds: Int64 {
     Int64(clamping: attoseconds / 1_000_000_000)
   }
@@ -14,9 +13,8 @@ extension Duration {
   /// or a server's duration uses it.
   ///
   /// Through whole nanoseconds when they fit `Int64` (under 292 years): `Double(attoseconds)`
-  /// converts an `Int128` through the standard library's unspecialized generic code, about
-  /// 900 instructions and 70 instruction-cache misses a call (callgrind: the largest single
-  /// cost the standard preset added over URLSession, which reads a request's timeout so).
+  /// converts an `Int128` through the standard library's unspecialized generic code, long and
+  /// cold, and `URLSessionTransport` reads the timeout of every request that has one so.
   package var inSeconds: Double {
     let nanoseconds = clampedNanoseconds
     guard nanoseconds != .max, nanoseconds != .min else { return Double(attoseconds) / 1e18 }

@@ -11,8 +11,8 @@
 ///
 /// `Synchronization.Mutex` would do the same job, but its contended unlock runs in
 /// uninstrumented library code, so ThreadSanitizer misses the release and reports races
-/// between accesses that are in fact ordered by the lock (seen under 1,000 concurrent
-/// requests; `.ci/tsan-suppressions.txt`, entry 1). ThreadSanitizer intercepts
+/// between accesses that are in fact ordered by the lock (`.ci/tsan-suppressions.txt`,
+/// entry 1, silences those for `Mutex`). ThreadSanitizer intercepts
 /// `pthread_mutex_lock`/`unlock`, so with this lock a report is a real one.
 ///
 /// `@unchecked Sendable` because ``value`` is only ever read or written inside

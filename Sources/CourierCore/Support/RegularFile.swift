@@ -2,7 +2,7 @@ import Foundation
 
 /// Checks that a body's file is one that can be sent: a readable regular file, after symlinks.
 ///
-/// A directory as an upload hung URLSession until its timeout, and a FIFO or a device
+/// A directory as an upload hangs URLSession until its timeout, and a FIFO or a device
 /// (`/dev/zero`) has no length to send and may never end. `package` for the transports, which
 /// check a `RequestBody.file` that did not come through an endpoint.
 package enum RegularFile {

@@ -184,8 +184,7 @@ public final class DownloadWriter {
   /// Appends a piece of body to the file.
   ///
   /// Pieces are gathered to 1 MiB before they go to the file: transports deliver 16 KiB at a
-  /// time, and a write call each cost about a fifth of the throughput (`courier-bench
-  /// download`).
+  /// time, and a write call for each would slow the download down.
   public func write(_ data: Data) throws(CourierError) {
     guard handle != nil else { return }
     pending.append(data)

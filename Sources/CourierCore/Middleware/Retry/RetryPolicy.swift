@@ -80,8 +80,8 @@ public struct RetryPolicy: Sendable, Hashable {
   }
 
   /// Whether `status` is one of ``retryableStatuses``. Checked on every response a retrying
-  /// client receives: a mask test rather than the set's hashing (about 100 instructions, most
-  /// of them in cold code of the standard library).
+  /// client receives: a mask test rather than the set's hashing, which runs cold code of the
+  /// standard library.
   package func retries(status: Int) -> Bool {
     statuses.contains(status)
   }

@@ -3,7 +3,7 @@ import Synchronization
 
 /// Courier's fast path for `ResponseDecoding.json`: decodes `Decodable` values from a
 /// ``FastJSONDocument`` with the same results as Foundation's `JSONDecoder` at its default
-/// settings, in a fraction of its time (measured in `courier-bench envelope`).
+/// settings, in a fraction of its time (Docs/Benchmarks.md, `courier-bench envelope`).
 ///
 /// It never decides anything `JSONDecoder` might decide differently. ``decode(_:from:like:)``
 /// returns `nil` — and the caller decodes with `JSONDecoder`, whose value or error then
