@@ -97,8 +97,8 @@ public final class GzipCompressor {
 
   /// Compresses all of `input` in one `deflate` call straight into memory of `deflateBound`
   /// bytes, as zlib's own `compress2` does, instead of chunk by chunk into a growing `Data`
-  /// (which cost 5–15 % against `compress2`, `courier-bench gzip`); `nil` for an input too
-  /// large for zlib's 32-bit counts, which the chunked path handles.
+  /// (an extra copy of every byte); `nil` for an input too large for zlib's 32-bit counts,
+  /// which the chunked path handles.
   private func compressAtOnce(_ input: UnsafeRawBufferPointer) throws -> Data? {
     guard input.count < 1 << 30 else { return nil }
     try start()

@@ -128,9 +128,8 @@ public final class GzipDecompressor {
   ) throws -> Data {
     // zlib inflates straight into the result's memory, grown by doubling with `realloc`
     // (`mremap` for large blocks, so growing copies nothing), instead of into a chunk that is
-    // then appended to a `Data`: that cost two extra copies of every byte and put the 64 MiB
-    // row at 0.93 of zlib's one-shot `uncompress` (`courier-bench gzip`). Memory still never
-    // passes the limit plus one chunk: the capacity is capped there.
+    // then appended to a `Data`, which would cost two extra copies of every byte. Memory still
+    // never passes the limit plus one chunk: the capacity is capped there.
     let decompressor = GzipDecompressor(format: format, limit: limit)
     return try data.withUnsafeBytes { input in
       var output = OutputBuffer(
@@ -161,9 +160,8 @@ public final class GzipDecompressor {
     ///   - expected: The size the input says it decompresses to (a gzip trailer's ISIZE),
     ///     used as the first capacity; a wrong hint costs only a regrowth.
     ///   - inputSize: The compressed size; eight times it is the first capacity otherwise
-    ///     (JSON compresses 5–10:1; starting at four times and growing cost the 1 MiB zlib row
-    ///     a fifth of its speed, `courier-bench gzip`). Pages never written are never
-    ///     resident, and the end gives back what was not used.
+    ///     (JSON compresses 5–10:1, and regrowing a smaller start is slow). Pages never
+    ///     written are never resident, and the end gives back what was not used.
     ///   - ceiling: The most the limit allows, or `nil` for no limit.
     init(expected: Int?, inputSize: Int, ceiling: Int?) {
       let chunk = GzipDecompressor.chunkSize

@@ -134,7 +134,7 @@ public struct GzipMiddleware: Middleware, CustomStringConvertible {
   /// The response with its body decoded if it is still encoded, and its headers made true.
   func decode(_ response: consuming Response) throws -> Response {
     // Most responses carry no `Content-Encoding`: they go back from here, without running
-    // the code of the function below (4.5 KB).
+    // the long code of the function below.
     guard let encoding = response.headers[.contentEncoding] else { return response }
     return try decode(response, labelled: encoding)
   }
