@@ -151,7 +151,7 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
         state.visited.append((next.method, next.url))
         #if canImport(FoundationNetworking)
           // URLSession on Linux sends a request body once: its own 307/308 hop arrives with
-          // an empty body (measured, with `httpBody` and with upload tasks alike). So the
+          // an empty body (with `httpBody` and with upload tasks alike). So the
           // transport sends that hop itself, as a new task (``takePendingRedirect()``).
           if !next.body.isEmpty {
             state.pendingRedirect = next
@@ -183,8 +183,8 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
     ///
     /// swift-corelibs-foundation raises the challenge after the `401` and its body have
     /// arrived, and its default handling with no credential to propose does nothing: the task
-    /// never ends, and its own timeout no longer runs (measured with Swift 6.3.1 against
-    /// httpbin's `/basic-auth`; swift-corelibs-foundation issue #5456). Declining the
+    /// never ends, and its own timeout no longer runs (swift-corelibs-foundation issue #5456,
+    /// open in Swift 6.3.1). Declining the
     /// challenge cancels the task; ``urlSession(_:task:didCompleteWithError:)`` then answers
     /// with the `401` that had arrived, as URLSession does on Apple platforms. A credential the
     /// session's own storage proposes is used once (the caller configured that storage); a
@@ -216,8 +216,8 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
   ///
   /// Checked at each piece URLSession takes, and by a timer (``watchFile(_:sent:expected:task:)``):
   /// URLSession reads the file ahead of libcurl, and when a read ahead meets the new end of
-  /// the file it ends the upload without taking another piece, so no callback would come
-  /// (seen in one of eight runs of the full suite: the request waited for its 20 s timeout).
+  /// the file it ends the upload without taking another piece, so no callback would come and
+  /// the request would wait for its timeout.
   private func checkLength(of file: URL, expected: Int64, task: URLSessionTask) {
     var info = stat()
     guard stat(file.path, &info) == 0, Int64(info.st_size) < expected else { return }
@@ -347,8 +347,8 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
       return false
     }
     if stop {
-      // Not `.cancel`: from URLSession's own queue (InlineDelegateQueue) it stalled the
-      // session for as long as the server kept sending (measured). The task is cancelled
+      // Not `.cancel`: from URLSession's own queue (InlineDelegateQueue) it stalls the
+      // session for as long as the server keeps sending. The task is cancelled
       // from another queue instead, and the body is dropped until then.
       completionHandler(.allow)
       Self.cancel(dataTask, on: controlQueue)
@@ -382,8 +382,8 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
         state.failure = .bodyTooLarge(limit: limit, request: request)
         state.buffer = Data()
         // Fail the attempt now, not when the cancellation lands: on Linux it waits behind
-        // every piece libcurl has already queued, which took seconds for an endless body
-        // (measured by the fault matrix); the pieces still coming are dropped above.
+        // every piece libcurl has already queued, seconds' worth for an endless body; the
+        // pieces still coming are dropped above.
         let early = state.continuation
         state.continuation = nil
         return (true, 0, nil, early)

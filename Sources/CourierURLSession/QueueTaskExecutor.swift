@@ -6,7 +6,7 @@ import Dispatch
 /// (`data(for:delegate:)`, `upload(for:…)`) under this executor's preference, on its control
 /// queue: those calls create and resume their task synchronously before they suspend, and on
 /// Linux both wait for the session's work queue. Run on Swift's executor — one thread per
-/// core — a busy session held every thread of the process's concurrency pool (see
+/// core — a busy session would hold every thread of the process's concurrency pool (see
 /// `UserSessionTests`).
 final class QueueTaskExecutor: TaskExecutor {
   /// Where every job runs.

@@ -114,7 +114,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
           ? .cancelAuthenticationChallenge : .performDefaultHandling)
       // Answered from another queue: either answer calls URLSession synchronously (it
       // cancels the task, or suspends and resumes it to send the credential), which from
-      // URLSession's own queue, where this runs (InlineDelegateQueue), deadlocked.
+      // URLSession's own queue, where this runs (InlineDelegateQueue), deadlocks.
       (observer?.controlQueue ?? .global()).async { completionHandler(disposition, nil) }
     }
   #endif
@@ -132,12 +132,12 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
   /// A delegate queue that runs each callback at once, on URLSession's own queue.
   ///
   /// URLSession on Linux hands every delegate callback to its delegate queue with
-  /// `addOperation`; with the default queue, each is a hop to another thread, and watching a
-  /// body as it arrives (the limit, progress) cost about 80 µs of CPU per small GET
-  /// (`courier-bench e2e`: 2,100 → 1,800 requests/s). Run in place, it costs nothing
-  /// measurable. The callbacks of ``AttemptObserver`` and ``SessionDelegate`` are short and
-  /// never wait, and never call URLSession synchronously (a task is cancelled from a global
-  /// queue), so running them on URLSession's queue is safe.
+  /// `addOperation`; with the default queue, each is a hop to another thread, so watching a
+  /// body as it arrives (the limit, progress) would cost a thread switch per callback. Run in
+  /// place, it costs nothing measurable. The callbacks of ``AttemptObserver`` and
+  /// ``SessionDelegate`` are short and never wait, and never call URLSession synchronously (a
+  /// task is cancelled, and a challenge answered, from the transport's control queue), so
+  /// running them on URLSession's queue is safe.
   final class InlineDelegateQueue: OperationQueue, @unchecked Sendable {
     // @unchecked Sendable: no stored state of its own; OperationQueue is thread-safe.
     override func addOperation(_ block: @escaping @Sendable () -> Void) {

@@ -65,9 +65,8 @@ public struct URLSessionTransport: Transport {
   /// of a send through a caller's session with their cancellation), which on Linux does
   /// every session's work and can be busy for seconds while a body keeps arriving. A serial
   /// queue of its own, so a thread is made for it when it blocks: `DispatchQueue.global()`
-  /// shares its threads — one per core, here two — with Swift's concurrency executor, and two
-  /// such waits on them stalled every task in the process (a debugger on a stalled test run
-  /// found both of the executor's threads waiting on URLSession's queue). One queue per
+  /// shares its threads — one per core — with Swift's concurrency executor, and on a 2-core
+  /// machine two such waits on them stall every task in the process. One queue per
   /// transport, so one transport's waits never hold up another's.
   private var controlQueue: DispatchQueue { controlExecutor.queue }
 
@@ -121,9 +120,8 @@ public struct URLSessionTransport: Transport {
   /// requests or clients, and HTTP caching is left to middleware.
   ///
   /// - No `URLCache`: on Linux the ephemeral configuration still consults a `URLCache` on
-  ///   every request (hashing the request and listing a cache directory), which costs about
-  ///   50 µs of CPU per request on loopback — more than the whole of Courier. Measured with
-  ///   `courier-bench e2e`.
+  ///   every request (hashing the request and listing a cache directory), which costs more
+  ///   CPU than the whole of Courier's own work on the request.
   /// - No cookie jar (`httpCookieStorage = nil`, `httpShouldSetCookies = false`,
   ///   `httpCookieAcceptPolicy = .never`): the ephemeral configuration keeps one in-memory jar
   ///   for every request of the session, so a `Set-Cookie` answered to one user would be sent
@@ -203,9 +201,8 @@ public struct URLSessionTransport: Transport {
   ///
   /// `invalidateAndCancel()` waits for URLSession's work queue, which on Linux can stay busy
   /// for as long as a server keeps sending: a body cut off at the limit goes on arriving
-  /// until the task's cancellation gets its turn on that queue. Measured with MockServer's
-  /// endless body: up to 0.44 s in a ThreadSanitizer build here, and about 2 minutes in CI,
-  /// where it blocked the test calling `shutdown()`.
+  /// until the task's cancellation gets its turn on that queue: seconds, or minutes on a
+  /// loaded machine.
   private func invalidateSession() {
     let session = self.session
     controlQueue.async { session.invalidateAndCancel() }
@@ -247,20 +244,19 @@ public struct URLSessionTransport: Transport {
   /// The longest `timeoutInterval` this transport gives URLSession: `Int32.max` milliseconds
   /// (24.8 days), the same bound `CurlTransport` gives libcurl. FoundationNetworking turns the
   /// interval into whole milliseconds with trapping arithmetic, so a larger one
-  /// (`.timeout(.seconds(Int64.max / 4))`) crashed the process.
+  /// (`.timeout(.seconds(Int64.max / 4))`) would crash the process.
   static let maximumTimeoutInterval = Double(Int32.max) / 1000
 
   #if canImport(FoundationNetworking)
     /// Sends `request`, cancelling it once `limit` has passed in all: URLSession on Linux
     /// enforces `timeoutInterval` only while no byte arrives, so a server that trickles its
-    /// answer was never cut off (a 100-byte body at a byte per 200 ms took 20 s under a 3 s
-    /// `Request.timeout`), where `CurlTransport` ends the attempt at the limit.
+    /// answer is never cut off, where `CurlTransport` ends the attempt at the limit.
     ///
     /// The same design as `TimeoutMiddleware`: the attempt runs under a
     /// ``RequestCancellation`` of its own, a child of the caller's, which the process's timer
     /// thread cancels at the limit, and with it the attempt's URLSession task.
     /// URLSession's own idle timeout is set a second later (``urlRequest(for:)``), so the two
-    /// never fire together: that deadlocked URLSession on Linux once.
+    /// never fire together, which can deadlock URLSession on Linux.
     private func send(_ request: Request, within limit: Duration) async throws -> Response {
       let outer = RequestCancellation.current
       let token = RequestCancellation(parent: outer)
@@ -292,8 +288,8 @@ public struct URLSessionTransport: Transport {
 
   /// One attempt of ``send(_:)``, within no limit but URLSession's own.
   private func attempt(_ request: Request) async throws -> Response {
-    // A directory as an upload hung URLSession until its timeout, and a Content-Length of
-    // the caller's over a shorter body until the server gave up (CurlTransport checks too).
+    // A directory as an upload hangs URLSession until its timeout, and a Content-Length of
+    // the caller's over a shorter body until the server gives up (CurlTransport checks too).
     try RequestFraming.check(request)
     let observer = attemptObserver(for: request)
     // However the attempt ends, a file body's length watch ends with it.
@@ -429,8 +425,8 @@ public struct URLSessionTransport: Transport {
   ///
   /// Why not `data(for:delegate:)`, which would be simpler: URLSession on Linux keeps that
   /// task's whole decoded body itself, and libcurl decodes all the bytes it has read in one
-  /// go on URLSession's queue before a cancellation can run there, so a 1 MiB gzip bomb grew
-  /// the process by 2 GiB before the task stopped (measured). Here the observer keeps at most
+  /// go on URLSession's queue before a cancellation can run there, so a small gzip bomb
+  /// grows the process by gigabytes before the task stops. Here the observer keeps at most
   /// the limit and drops the rest until the cancellation lands. A data task also sends
   /// `httpBody` again on a 307/308 hop; an upload task sends its body once.
   ///
@@ -451,8 +447,8 @@ public struct URLSessionTransport: Transport {
         observer.state.withLock { $0.continuation = continuation }
         // Created and started on the control queue, not on this thread: URLSession on Linux
         // does the work of every session on one queue, and creating or resuming a task waits
-        // for it. From Swift's executor (one thread per core) that wait stalled every task in
-        // the process while another session's body was arriving.
+        // for it. From Swift's executor (one thread per core) that wait would stall every task
+        // in the process while another session's body is arriving.
         queue.async { [urlRequest] in
           let task: URLSessionTask
           if let file = body.fileURL {
@@ -524,8 +520,8 @@ public struct URLSessionTransport: Transport {
     if let timeout = request.timeout {
       let seconds = min(timeout.inSeconds, maximumTimeoutInterval)
       #if canImport(FoundationNetworking)
-        // URLSession on Linux truncates the interval to whole seconds (measured: 1.5 s fires
-        // after 1 s, and 0.5 s at once), so round up; and a second more, since `send` ends the
+        // URLSession on Linux truncates the interval to whole seconds (1.5 s fires after 1 s,
+        // and 0.5 s at once), so round up; and a second more, since `send` ends the
         // attempt at the exact limit itself and URLSession's timer must not fire with it.
         urlRequest.timeoutInterval = max(1, seconds.rounded(.up)) + 1
       #else
