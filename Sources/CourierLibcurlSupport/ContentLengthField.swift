@@ -3,9 +3,8 @@
 ///
 /// libcurl 7.88 reads a `Content-Length` too large for its 64-bit `curl_off_t`
 /// (`99999999999999999999`) as no length at all and takes the body up to the connection's
-/// close, so a body cut short arrived as a short success on both transports (found with a
-/// hostile server). RFC 9112 §6.3 makes such a field invalid framing: the response must be
-/// discarded.
+/// close, so a body cut short would arrive as a short success on both transports. RFC 9112
+/// §6.3 makes such a field invalid framing: the response must be discarded.
 package enum ContentLengthField {
   /// Whether one item of a `Content-Length` value (between commas) is a run of digits whose
   /// number does not fit in an `Int64`. Read in place, without allocating: a transport checks

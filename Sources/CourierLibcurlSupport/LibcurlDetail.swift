@@ -16,8 +16,8 @@ package enum LibcurlDetail {
   /// URL: the detail says so, or the URL is `http` or `https`, which libcurl speaks, and the
   /// detail does not name a protocol libcurl refused. The detail alone is not enough: libcurl
   /// keeps the first message of a transfer, so a status line that is not HTTP on a fresh
-  /// connection, after a kept-alive one the server had closed, came with "Recv failure:
-  /// Connection reset by peer" and read as a bad URL.
+  /// connection, after a kept-alive one the server had closed, comes with "Recv failure:
+  /// Connection reset by peer" and would read as a bad URL.
   package static func isReplyProblem(unsupportedProtocolDetail detail: String, url: URL) -> Bool {
     isMalformedStatusLine(detail)
       || (isHTTP(url) && !detail.contains("not supported or disabled"))

@@ -8,8 +8,8 @@ import Dispatch
 /// standard output, standard error and a back channel, each until the end — in child tasks of
 /// the calling task. On Swift's global executor those reads hold its threads, one per core,
 /// for as long as the child runs; on Linux the pool adds a thread only once its monitor sees
-/// workers blocked, and in the meantime every other test waits. In a full `swift test` here,
-/// eight such reads were blocked at once (`gdb`, 15 s into the run). Under this executor's
+/// workers blocked, and in the meantime every other test waits; in a full `swift test` the
+/// exit tests' reads can hold every thread the pool has. Under this executor's
 /// preference, which those child tasks inherit, the reads block threads of their own (test
 /// code; the type is `package`, so the documentation check does not compile it):
 ///

@@ -2,8 +2,8 @@
 ///
 /// A test that starts `Task { try await client.send(…) }` and later awaits `task.value` does
 /// not cancel that task when Swift Testing's `.timeLimit` cancels the test: the test then
-/// waits on, for ever, for a request stuck behind a test clock nobody advances (seen in CI,
-/// where a starved run passed the limit and two retry tests hung the whole `swift test`).
+/// waits on, for ever, for a request stuck behind a test clock nobody advances, and the whole
+/// `swift test` hangs with it.
 /// Awaiting `linkedValue` instead passes the cancellation on, so the time limit ends the test.
 extension Task where Failure == any Error {
   /// The task's value; cancelling the awaiting task cancels this one.

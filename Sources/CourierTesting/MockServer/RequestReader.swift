@@ -161,8 +161,8 @@ struct RequestReader {
   ///
   /// `data` grows by at most ``bodyGrowthStep`` (or its own size) ahead of the bytes received,
   /// so a declared size that is never sent (`Content-Length: 200000000`, a chunk of
-  /// `FFFFFFF`) costs no more than that, where growing it to `count` at once allocated up to
-  /// 320 MiB for a 65-byte request (found by Fuzz/FuzzRequestReader).
+  /// `FFFFFFF`) costs no more than that: growing it to `count` at once would let a request of
+  /// a few bytes make the server allocate hundreds of MiB.
   private mutating func append(_ count: Int, to data: inout Data) throws(RequestReadError) {
     let buffered = min(count, end - start)
     if buffered > 0 {
