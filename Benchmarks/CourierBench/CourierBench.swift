@@ -667,7 +667,8 @@ enum EnvelopeBenchmark {
     let response = Response(
       status: 200, body: body, request: Request(url: URL(string: "http://127.0.0.1/items")!))
     // One item, as the end-to-end tables decode it: JSONDecoder against Courier's pipeline
-    // (its fast decoding path, which answers as JSONDecoder does; see the README).
+    // (its fast decoding path, which answers as JSONDecoder does; see "Decoding JSON" in
+    // Sources/Courier/Courier.docc/ResponsePipelineAndEnvelopes.md).
     let single = Data(EndToEndBenchmark.body.utf8)
     let plainClient = Client(
       baseURL: URL(string: "http://127.0.0.1/")!,
