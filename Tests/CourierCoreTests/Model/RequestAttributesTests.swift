@@ -15,6 +15,11 @@ private struct Wide: Sendable, Equatable {
   var a = 1, b = 2, c = 3, d = 4, e = 5
 }
 
+/// A value that is itself optional, inside the optional a key may hold.
+private enum NestedKey: RequestAttributeKey {
+  static let defaultValue: Int?? = 7
+}
+
 private enum WideKey: RequestAttributeKey {
   static let defaultValue = Wide(a: 0)
 }
@@ -46,6 +51,12 @@ struct RequestAttributesTests {
     #expect(!attributes.contains(LimitKey.self))
     #expect(attributes.count == 0)
     #expect(attributes.isEmpty)
+    // Each level of nil reads back as itself, not flattened or lost.
+    attributes[NestedKey.self] = .some(nil)
+    #expect(attributes[NestedKey.self] == .some(nil))
+    attributes[NestedKey.self] = nil
+    #expect(attributes[NestedKey.self] == nil)
+    #expect(attributes.contains(NestedKey.self))
   }
 
   @Test("isEmpty sees past removals to a value still set, and through removals of all")
