@@ -93,7 +93,7 @@ final class CurlTransfer {
   /// RFC 9113 §8.1 allows such an answer; it is the response.
   private var answeredEarly = false
 
-  /// Configures `handle` (fresh, reset, or kept from a plain transfer) for `ticket`'s request.
+  /// Configures `handle` (fresh, or reset by its last use) for `ticket`'s request.
   init(
     ticket: CurlTicket, handle: CurlEasyHandle, configuration: CurlTransport.Configuration
   ) throws(CourierError) {
@@ -202,8 +202,8 @@ final class CurlTransfer {
       : (CURLOPT_PROTOCOLS, nil, CURLPROTO_HTTP | CURLPROTO_HTTPS)
   }
 
-  /// The options every transfer of the transport shares; set once per easy handle and kept
-  /// while the handle only runs plain transfers (``CurlEasyHandle``).
+  /// The options every transfer of the transport shares, set on every transfer: the handle was
+  /// reset since its last one (``CurlEasyHandle``).
   private func configureShared(_ configuration: CurlTransport.Configuration) throws(CourierError) {
     try set(CURLOPT_ERRORBUFFER, pointer: UnsafeRawPointer(errorBuffer))
     try set(CURLOPT_NOSIGNAL, 1)
