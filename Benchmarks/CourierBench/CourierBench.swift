@@ -593,12 +593,11 @@ struct BareURLSessionTransport: Transport {
     do {
       let (data, urlResponse) = try await session.data(for: urlRequest)
       guard let http = urlResponse as? HTTPURLResponse else { throw URLError(.badServerResponse) }
-      let headers = HTTPHeaders(receivedLazily: {
-        http.allHeaderFields.compactMap { key, value in
+      let headers = HTTPHeaders(
+        received: http.allHeaderFields.compactMap { key, value in
           guard let name = key as? String, let value = value as? String else { return nil }
           return (name, value)
-        }
-      })
+        })
       return Response(status: http.statusCode, headers: headers, body: data, request: request)
     } catch {
       throw URLErrorMapping.courierError(for: error, request: request)

@@ -52,9 +52,9 @@ final class CurlTicket: Sendable {
 
   /// Orders the caller after ``finish(_:)``: takes the lock `finish` released before resuming.
   ///
-  /// The response (its headers, body and the lazily read header list) is built on the loop
-  /// thread and read by the caller's task. The continuation orders the two, but when the
-  /// transfer ends before the task has suspended, Swift's runtime resumes the task straight
+  /// The response (its headers and body) is built on the loop thread and read by the caller's
+  /// task. The continuation orders the two, but when the transfer ends before the task has
+  /// suspended, Swift's runtime resumes the task straight
   /// from an atomic status (`swift_continuation_await`'s "already resumed" path), in library
   /// code ThreadSanitizer does not see, and ThreadSanitizer would report a race between
   /// building the response and reading it (a redirect's `Location`, for example). Taking this

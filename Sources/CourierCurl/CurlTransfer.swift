@@ -64,12 +64,9 @@ final class CurlTransfer {
   private var sendsBody = false
   /// The total the download progress expects, from the final response head.
   private var expectedLength: Int64?
-  /// The final response's header lines, without CR LF, each followed by LF: kept as bytes under
-  /// the engine lock and turned into fields only when a header is first read, on the reader's
-  /// thread (``ReceivedHeaderLines/parse(_:)``). Not checked for exclusive access at run time
-  /// (three checks a header line otherwise): only the header callback appends to it, under the
-  /// engine lock, and the other uses copy it.
-  @exclusivity(unchecked) private var headerLines: [UInt8] = []
+  /// The final response's header lines, without CR LF, each followed by LF
+  /// (``ReceivedHeaderLines``): only the header callback appends to it, under the engine lock.
+  private var headerLines: [UInt8] = []
   /// The blank line after the final header block was seen: later header lines are chunked
   /// trailers, not headers.
   private var headersComplete = false
@@ -96,7 +93,7 @@ final class CurlTransfer {
   /// RFC 9113 §8.1 allows such an answer; it is the response.
   private var answeredEarly = false
 
-  /// Configures `handle` (fresh, reset, or kept from a plain transfer) for `ticket`'s request.
+  /// Configures `handle` (fresh, or reset by its last use) for `ticket`'s request.
   init(
     ticket: CurlTicket, handle: CurlEasyHandle, configuration: CurlTransport.Configuration
   ) throws(CourierError) {
@@ -117,29 +114,22 @@ final class CurlTransfer {
     }
   }
 
-  /// Sets every option of `sent`'s transfer on the handle: the shared ones when the handle
-  /// does not hold them yet, then the URL, timeout, download settings, method, body, header
-  /// lines and upload progress.
+  /// Sets every option of `sent`'s transfer on the freshly reset handle: the ones every
+  /// transfer of the transport shares, then the URL, timeout, download settings, method, body,
+  /// header lines and upload progress.
   private func configure(_ configuration: CurlTransport.Configuration) throws(CourierError) {
     let request = sent
     let context = Unmanaged.passUnretained(self).toOpaque()
-    // Per transfer, not with the shared options: a kept handle skips those.
     endsOnEarlyAnswer =
       configuration.httpVersion == .http2 && configuration.contentDecoding != .automatic
-    if !handle.isConfigured {
-      try configureShared(configuration)
-      handle.isConfigured = true
-    }
+    try configureShared(configuration)
     try setURL(of: request)
-    // Always set: a kept handle may hold the last request's timeout (0 is none).
-    try set(CURLOPT_TIMEOUT_MS, request.timeout.map(Self.milliseconds) ?? 0)
+    if let timeout = request.timeout { try set(CURLOPT_TIMEOUT_MS, Self.milliseconds(timeout)) }
     try set(CURLOPT_WRITEDATA, pointer: context)
     try set(CURLOPT_HEADERDATA, pointer: context)
     let decodesDownload = try configureDownload(configuration)
     let hasBody = try configureMethodAndBody(request, context: context)
     sendsBody = hasBody
-    // A body, a method other than GET, progress: options the next transfer would not undo.
-    if hasBody || request.method != .get { handle.needsReset = true }
     if let problem = RequestFraming.problem(in: request.headers, bodyLength: requestBodyLength) {
       throw CourierError(
         kind: .invalidRequest, debugMessage: problem, request: request, attempts: 1,
@@ -172,7 +162,6 @@ final class CurlTransfer {
     if writer != nil {
       // Larger pieces for a body that goes to disk: fewer callbacks and copies per MiB.
       try set(CURLOPT_BUFFERSIZE, Self.downloadBufferSize)
-      handle.needsReset = true
     }
     if decodesDownload {
       // A download never passes through GzipMiddleware's decoding in memory: libcurl decodes
@@ -213,8 +202,8 @@ final class CurlTransfer {
       : (CURLOPT_PROTOCOLS, nil, CURLPROTO_HTTP | CURLPROTO_HTTPS)
   }
 
-  /// The options every transfer of the transport shares; set once per easy handle and kept
-  /// while the handle only runs plain transfers (``CurlEasyHandle``).
+  /// The options every transfer of the transport shares, set on every transfer: the handle was
+  /// reset since its last one (``CurlEasyHandle``).
   private func configureShared(_ configuration: CurlTransport.Configuration) throws(CourierError) {
     try set(CURLOPT_ERRORBUFFER, pointer: UnsafeRawPointer(errorBuffer))
     try set(CURLOPT_NOSIGNAL, 1)
@@ -700,7 +689,6 @@ final class CurlTransfer {
     var status = 0
     _ = courier_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
     let lines = headerLines
-    // Parsed when first read: many responses are decoded without a header being read.
     var response = Response(
       status: status,
       headers: HTTPHeaders(receivedLines: lines),

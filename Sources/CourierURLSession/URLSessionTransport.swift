@@ -548,35 +548,24 @@ public struct URLSessionTransport: Transport {
     }
   }
 
-  /// The response's headers, converted only when first read (the conversion bridges every
-  /// field through `[AnyHashable: Any]` on Linux and is often not needed).
+  /// The response's headers.
   ///
   /// `HTTPURLResponse` keeps one value per name: on Linux it joins repeated fields with
   /// `", "`. `Set-Cookie` is split back into one field per cookie with
   /// ``SetCookieSplitter`` (a comma inside `Expires=Wed, 21 Oct 2015 …` stays); every other
   /// repeated name stays one field with the values joined, which RFC 9110 §5.3 makes
-  /// equivalent. Reading one field asks `value(forHTTPHeaderField:)` instead of converting
-  /// them all.
+  /// equivalent.
   static func headers(of response: HTTPURLResponse) -> HTTPHeaders {
-    HTTPHeaders(
-      receivedLazily: {
-        var fields: [(String, String)] = []
-        for (key, value) in response.allHeaderFields {
-          guard let name = key as? String, let value = value as? String else { continue }
-          if name.caseInsensitiveCompare("Set-Cookie") == .orderedSame {
-            for cookie in SetCookieSplitter.split(value) { fields.append((name, cookie)) }
-          } else {
-            fields.append((name, value))
-          }
-        }
-        return fields
-      },
-      lookup: { name in
-        // One field without bridging them all (GzipMiddleware reads Content-Encoding on every
-        // response); Set-Cookie, split above, is left to the list.
-        guard name.caseInsensitiveCompare("Set-Cookie") != .orderedSame else { return nil }
-        return .some(response.value(forHTTPHeaderField: name))
-      })
+    var fields: [(String, String)] = []
+    for (key, value) in response.allHeaderFields {
+      guard let name = key as? String, let value = value as? String else { continue }
+      if name.caseInsensitiveCompare("Set-Cookie") == .orderedSame {
+        for cookie in SetCookieSplitter.split(value) { fields.append((name, cookie)) }
+      } else {
+        fields.append((name, value))
+      }
+    }
+    return HTTPHeaders(received: fields)
   }
 }
 

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// An ordered list of HTTP header fields with case-insensitive lookup.
 ///
 /// Names and values are checked when they are inserted, not when the request reaches the wire:
@@ -108,25 +106,11 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
     public let value: String
   }
 
-  private var stored: [Field]
-  /// Fields a transport received but nobody has read yet (see ``init(receivedLazily:)``).
-  private var deferred: DeferredFields?
-
-  /// The fields; deferred ones are produced on the first read and kept on the first change.
-  private var fields: [Field] {
-    get { deferred?.fields ?? stored }
-    _modify {
-      if let deferred {
-        stored = deferred.fields
-        self.deferred = nil
-      }
-      yield &stored
-    }
-  }
+  private var fields: [Field]
 
   /// Creates an empty header list.
   public init() {
-    stored = []
+    fields = []
   }
 
   /// Creates a header list from name–value pairs, in order.
@@ -134,8 +118,8 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
   /// - Throws: ``CourierError`` of kind ``CourierError/Kind/invalidRequest`` on the first
   ///   invalid name or value.
   public init(_ pairs: [(String, String)]) throws {
-    stored = []
-    stored.reserveCapacity(pairs.count)
+    fields = []
+    fields.reserveCapacity(pairs.count)
     for (name, value) in pairs { try add(name, value) }
   }
 
@@ -144,16 +128,9 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
   /// - Throws: ``CourierError`` of kind ``CourierError/Kind/invalidRequest`` when the value
   ///   holds CR, LF, NUL or another control character, or a non-ASCII character.
   public mutating func add(_ name: Name, _ value: String) throws {
-    append(
+    fields.append(
       Field(name: name, value: try Self.validatedValue(value, forName: name.rawName, sending: true))
     )
-  }
-
-  /// Appends with room for a few more: middleware add headers one at a time (`User-Agent`,
-  /// `Accept`, `traceparent`…), and growing one by one allocated at each step.
-  private mutating func append(_ field: Field) {
-    if fields.count == fields.capacity { fields.reserveCapacity(Swift.max(8, fields.count * 2)) }
-    fields.append(field)
   }
 
   /// Appends a value for the header named `name`, keeping any values already there.
@@ -184,7 +161,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
         if fields[index].name == name { fields.remove(at: index) } else { index += 1 }
       }
     } else {
-      append(field)
+      fields.append(field)
     }
   }
 
@@ -208,13 +185,11 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
 
   /// The first value of `name`, or `nil` when the header is absent.
   public subscript(name: Name) -> String? {
-    if let answer = quickValue(named: name.rawName, isToken: true) { return answer }
     return fields.first { $0.name == name }?.value
   }
 
   /// The first value of the header named `name` (compared ignoring case), or `nil`.
   public subscript(name: String) -> String? {
-    if let answer = quickValue(named: name) { return answer }
     return fields.first { $0.name.matches(name) }?.value
   }
 
@@ -225,8 +200,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
 
   /// Whether at least one value of `name` is present.
   public func contains(_ name: Name) -> Bool {
-    if let answer = quickValue(named: name.rawName, isToken: true) { return answer != nil }
-    return fields.contains { $0.name == name }
+    fields.contains { $0.name == name }
   }
 
   /// The fields in order, as the list holds them (no copy): for transports that write them
@@ -253,20 +227,6 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
     fields.map { "\($0.name.rawName): \(Redaction.standard.header($0))" }.joined(separator: "\n")
   }
 
-  /// The first value of `name` from the transport's own representation, without building the
-  /// list, under the same rules as ``appendReceived(_:_:)``: `.some(nil)` when absent, `nil`
-  /// when only the list can tell (no such representation, or a value the rules would drop,
-  /// which may leave a later field of that name first). `isToken`: `name` is a ``Name``'s,
-  /// checked when the name was made, so it is not checked again.
-  private func quickValue(named name: String, isToken: Bool = false) -> String?? {
-    guard let deferred, let raw = deferred.firstRawValue(named: name) else { return nil }
-    guard let raw, isToken || HTTPToken.isValid(name) else { return .some(nil) }
-    guard let value = try? Self.validatedValue(raw, forName: name, sending: false) else {
-      return nil
-    }
-    return .some(value)
-  }
-
   /// Whether every field could be sent as it is: each value ASCII without control characters
   /// but tab, as `add` requires. A list built with `add` always is; one built
   /// from received fields may not be.
@@ -288,7 +248,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
     guard HTTPToken.isValid(name),
       let value = try? Self.validatedValue(value, forName: name, sending: false)
     else { return }
-    stored.append(Field(name: Name(unchecked: name), value: value))
+    fields.append(Field(name: Name(unchecked: name), value: value))
   }
 
   /// Trims optional white space and rejects control characters (RFC 9110 §5.5); a value to
@@ -323,7 +283,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
           + " RFC 8187 (`title*=UTF-8''…`) where the header defines it")
     }
     // Bytes, not Characters: a space followed by a combining mark is one Character that is
-    // not " ", and was kept, so the value reached the wire with leading white space.
+    // not " ", and would be kept, so the value would reach the wire with leading white space.
     let utf8 = value.utf8
     let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
     guard let first = utf8.firstIndex(where: { !isSpace($0) }),
@@ -354,46 +314,15 @@ extension HTTPHeaders {
   ///
   /// Use this from a custom ``Transport`` to turn the peer's header list into `HTTPHeaders`.
   public init(received pairs: some Sequence<(String, String)>) {
-    stored = []
-    stored.reserveCapacity(pairs.underestimatedCount)
+    fields = []
+    fields.reserveCapacity(pairs.underestimatedCount)
     for (name, value) in pairs { appendReceived(name, value) }
   }
 
-  /// Builds headers from a peer's fields only when they are first read or changed, dropping
-  /// malformed ones then.
-  ///
-  /// For transports whose header conversion is costly (URLSession on Linux bridges every
-  /// field through `[AnyHashable: Any]`, ~9 µs a response) while many responses are decoded
-  /// without a header ever being read.
-  public init(receivedLazily produce: @escaping @Sendable () -> [(String, String)]) {
-    stored = []
-    deferred = DeferredFields(lookup: nil) {
-      HTTPHeaders(received: produce()).stored
-    }
-  }
-
-  /// Builds headers like ``init(receivedLazily:)``, with a way to read one field without
-  /// building the list: `lookup(name)` answers the first raw value of `name` (compared
-  /// ignoring case) as `produce` would give it, `.some(nil)` when absent, or `nil` when it
-  /// cannot tell (the list is built then). The received fields' rules (trimming, dropping
-  /// control characters) are applied here, as for the list.
-  package init(
-    receivedLazily produce: @escaping @Sendable () -> [(String, String)],
-    lookup: @escaping @Sendable (String) -> String??
-  ) {
-    stored = []
-    deferred = DeferredFields(lookup: lookup) {
-      HTTPHeaders(received: produce()).stored
-    }
-  }
-
-  /// Builds headers from a transport's raw header lines (``ReceivedHeaderLines``): one field
-  /// is looked up in the bytes; the list is built on any other read or change.
+  /// Builds headers from a transport's raw header lines (``ReceivedHeaderLines``), dropping
+  /// malformed fields as ``init(received:)`` does.
   package init(receivedLines lines: [UInt8]) {
-    stored = []
-    deferred = DeferredFields(lookup: { ReceivedHeaderLines.firstValue(named: $0, in: lines) }) {
-      HTTPHeaders(received: ReceivedHeaderLines.parse(lines)).stored
-    }
+    self.init(received: ReceivedHeaderLines.parse(lines))
   }
 
   /// Two header lists are equal when they hold the same fields in the same order.
@@ -404,41 +333,5 @@ extension HTTPHeaders {
   /// Hashes the fields in order.
   public func hash(into hasher: inout Hasher) {
     hasher.combine(fields)
-  }
-}
-
-/// Header fields produced once, on first use, from a transport's own representation.
-///
-/// A class so that copies of the headers share the one conversion; the `Mutex` makes the
-/// first read safe from any thread.
-private final class DeferredFields: Sendable {
-  private let produce: @Sendable () -> [HTTPHeaders.Field]
-  private let cache = Mutex<[HTTPHeaders.Field]?>(nil)
-  /// Reads one field from the transport's own representation, when the transport can.
-  private let lookup: (@Sendable (String) -> String??)?
-
-  init(
-    lookup: (@Sendable (String) -> String??)?,
-    _ produce: @escaping @Sendable () -> [HTTPHeaders.Field]
-  ) {
-    self.lookup = lookup
-    self.produce = produce
-  }
-
-  /// The first raw value of `name` read without building the list; `nil` when that cannot
-  /// answer (no lookup, or a case only the list can decide). Once the list is built, it
-  /// answers instead (through `fields`).
-  func firstRawValue(named name: String) -> String?? {
-    guard let lookup, cache.withLock({ $0 == nil }) else { return nil }
-    return lookup(name)
-  }
-
-  var fields: [HTTPHeaders.Field] {
-    cache.withLock { cache in
-      if let cache { return cache }
-      let fields = produce()
-      cache = fields
-      return fields
-    }
   }
 }

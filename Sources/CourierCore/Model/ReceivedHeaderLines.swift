@@ -1,20 +1,6 @@
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Musl)
-  import Musl
-#elseif canImport(Darwin)
-  import Darwin
-#endif
-
-/// A response's header block as a transport received it: each field line without its CR LF,
-/// followed by LF (`Name: value\n…`), kept as bytes until someone reads a header.
-///
-/// A transport that reads header lines from the wire (``HTTPHeaders/init(receivedLines:)``)
-/// hands them over like this. Reading one field (``HTTPHeaders/subscript(_:)-(HTTPHeaders.Name)``,
-/// ``HTTPHeaders/contains(_:)``) scans the bytes for that name without building every field:
-/// `GzipMiddleware` reads `Content-Encoding` on every response, and building the whole list
-/// for it cost more than the rest of the middleware together. Any other read builds the list
-/// once (``parse(_:)``).
+/// A response's header block as a transport that reads header lines from the wire collects
+/// it: each field line without its CR LF, followed by LF (`Name: value\n…`).
+/// ``HTTPHeaders/init(receivedLines:)`` turns it into headers.
 package enum ReceivedHeaderLines {
   /// The fields in `lines`, in order. A line that starts with a space or a tab continues the
   /// previous field's value (obs-fold, RFC 9112 §5.2); a line without a colon is dropped.
@@ -33,30 +19,6 @@ package enum ReceivedHeaderLines {
         ))
     }
     return fields
-  }
-
-  /// The first raw value of the field named `name` (compared ignoring case), from after its
-  /// colon to the end of its line: `.some(nil)` when no line has that name, `nil` when a
-  /// continuation line follows it (only the whole list can join them). The caller applies the
-  /// received fields' rules (``HTTPHeaders/init(receivedLines:)``).
-  package static func firstValue(named name: String, in lines: [UInt8]) -> String?? {
-    lines.withUnsafeBytes { bytes -> String?? in
-      guard let base = bytes.baseAddress else { return .some(nil) }
-      var start = 0
-      while start < bytes.count {
-        // memchr: a byte-by-byte loop here was most of the lookup's cost (about 550
-        // instructions for nginx's head, callgrind).
-        let end =
-          memchr(base + start, 0x0A, bytes.count - start)
-          .map { base.distance(to: UnsafeRawPointer($0)) } ?? bytes.count
-        defer { start = end + 1 }
-        let line = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
-        guard let valueStart = valueStart(in: line, named: name) else { continue }
-        if end + 1 < bytes.count, bytes[end + 1] == 0x20 || bytes[end + 1] == 0x09 { return nil }
-        return .some(String(decoding: line[valueStart...], as: UTF8.self))
-      }
-      return .some(nil)
-    }
   }
 
   /// Where the value starts in `line` (just after the colon) when `line` is a field named

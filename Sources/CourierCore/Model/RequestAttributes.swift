@@ -1,21 +1,24 @@
 /// A type-safe bag of per-request options keyed by ``RequestAttributeKey`` types.
 ///
+/// A value type: a middleware that sets an attribute on its copy of a request changes nothing
+/// for the request it was given, nor for any other request. Every key Courier defines, with
+/// who sets it and who reads it, is listed in `Docs/RequestAttributes.md`.
+///
 /// Stored as a persistent list: setting a value puts one new node, holding the value inline,
 /// in front of the nodes it shares with every copy of the request. A middleware that copies
-/// the request and sets one attribute therefore makes one allocation, where a dictionary made
-/// a copy of itself (and a box for values larger than three words).
+/// the request and sets one attribute therefore makes one allocation, where a dictionary would
+/// copy itself (and box values larger than three words).
 ///
 /// Four keys that Courier's standard middleware set on every request or attempt —
 /// ``AttemptAttribute``, ``TimeoutAttribute``, ``DeadlineAttribute`` and
-/// ``RequestIDAttribute`` — have slots of their own inside the value instead (`CoreSlots`,
-/// about 100 bytes): setting them allocates nothing, which took the five standard middleware
-/// from 6 allocations per request to 2 (`courier-bench chain`). They behave exactly like every
-/// other key: ``contains(_:)``, ``removeValue(for:)``, ``count`` and ``isEmpty`` see them.
+/// ``RequestIDAttribute`` — have slots of their own inside the value instead (`CoreSlots`):
+/// setting them allocates nothing. They behave exactly like every other key:
+/// ``contains(_:)``, ``removeValue(for:)``, ``count`` and ``isEmpty`` see them.
 ///
 /// Reading and writing by key is `@inlinable`, so another module's read (a transport's, a
 /// middleware's of its own module) is specialized for the key's value type where it is
-/// compiled: unspecialized, each read looked the node's generic class metadata up in the
-/// runtime's cache (measured: 2–3 % of CurlTransport's loop thread for three reads).
+/// compiled; unspecialized, each read would look the node's generic class metadata up in the
+/// runtime's cache. Why these two tricks stay is recorded in `Docs/Benchmarks.md`.
 public struct RequestAttributes: Sendable {
   /// The newest entry; a key's first entry from here is its current value.
   @usableFromInline var head: (any AttributeNode)?
