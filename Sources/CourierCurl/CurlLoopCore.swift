@@ -46,8 +46,10 @@ final class CurlLoopCore {
       completions.append((ticket, .failure(failure("curl_easy_init failed", ticket))))
       return
     }
-    // A connection keeps the close callback of the handle that opened it.
-    if sockets.installCloseCallback(on: handle.easy) != CURLE_OK {
+    // With the options every transfer shares: a connection keeps the callback of the handle
+    // that opened it.
+    if !handle.isConfigured, sockets.installCloseCallback(on: handle.easy) != CURLE_OK {
+      handle.needsReset = true
       recycle(handle)
       completions.append(
         (ticket, .failure(failure("CURLOPT_CLOSESOCKETFUNCTION was refused", ticket))))
@@ -57,6 +59,7 @@ final class CurlLoopCore {
     do {
       transfer = try CurlTransfer(ticket: ticket, handle: handle, configuration: configuration)
     } catch {
+      handle.needsReset = true
       recycle(handle)
       completions.append((ticket, .failure(error)))
       return
@@ -65,6 +68,7 @@ final class CurlLoopCore {
     let added = courier_curl_multi_add_handle(multi, easy)
     guard added == CURLM_OK else {
       transfer.release()
+      handle.needsReset = true
       recycle(handle)
       completions.append(
         (ticket, .failure(failure("curl_multi_add_handle failed: \(added)", ticket))))
@@ -134,6 +138,7 @@ final class CurlLoopCore {
     courier_curl_multi_remove_handle(multi, transfer.easy)
     connections.add(transfer.connectionsOpened())
     transfer.release()
+    if case .failure = result { transfer.handle.needsReset = true }
     recycle(transfer.handle)
     completions.append((transfer.ticket, consume result))
   }

@@ -93,7 +93,7 @@ final class CurlTransfer {
   /// RFC 9113 §8.1 allows such an answer; it is the response.
   private var answeredEarly = false
 
-  /// Configures `handle` (fresh, or reset by its last use) for `ticket`'s request.
+  /// Configures `handle` (fresh, reset, or kept from a plain transfer) for `ticket`'s request.
   init(
     ticket: CurlTicket, handle: CurlEasyHandle, configuration: CurlTransport.Configuration
   ) throws(CourierError) {
@@ -114,22 +114,29 @@ final class CurlTransfer {
     }
   }
 
-  /// Sets every option of `sent`'s transfer on the freshly reset handle: the ones every
-  /// transfer of the transport shares, then the URL, timeout, download settings, method, body,
-  /// header lines and upload progress.
+  /// Sets every option of `sent`'s transfer on the handle: the shared ones when the handle
+  /// does not hold them yet, then the URL, timeout, download settings, method, body, header
+  /// lines and upload progress.
   private func configure(_ configuration: CurlTransport.Configuration) throws(CourierError) {
     let request = sent
     let context = Unmanaged.passUnretained(self).toOpaque()
+    // Per transfer, not with the shared options: a kept handle skips those.
     endsOnEarlyAnswer =
       configuration.httpVersion == .http2 && configuration.contentDecoding != .automatic
-    try configureShared(configuration)
+    if !handle.isConfigured {
+      try configureShared(configuration)
+      handle.isConfigured = true
+    }
     try setURL(of: request)
-    if let timeout = request.timeout { try set(CURLOPT_TIMEOUT_MS, Self.milliseconds(timeout)) }
+    // Always set: a kept handle may hold the last request's timeout (0 is none).
+    try set(CURLOPT_TIMEOUT_MS, request.timeout.map(Self.milliseconds) ?? 0)
     try set(CURLOPT_WRITEDATA, pointer: context)
     try set(CURLOPT_HEADERDATA, pointer: context)
     let decodesDownload = try configureDownload(configuration)
     let hasBody = try configureMethodAndBody(request, context: context)
     sendsBody = hasBody
+    // A body, a method other than GET, progress: options the next transfer would not undo.
+    if hasBody || request.method != .get { handle.needsReset = true }
     if let problem = RequestFraming.problem(in: request.headers, bodyLength: requestBodyLength) {
       throw CourierError(
         kind: .invalidRequest, debugMessage: problem, request: request, attempts: 1,
@@ -162,6 +169,7 @@ final class CurlTransfer {
     if writer != nil {
       // Larger pieces for a body that goes to disk: fewer callbacks and copies per MiB.
       try set(CURLOPT_BUFFERSIZE, Self.downloadBufferSize)
+      handle.needsReset = true
     }
     if decodesDownload {
       // A download never passes through GzipMiddleware's decoding in memory: libcurl decodes
@@ -202,8 +210,8 @@ final class CurlTransfer {
       : (CURLOPT_PROTOCOLS, nil, CURLPROTO_HTTP | CURLPROTO_HTTPS)
   }
 
-  /// The options every transfer of the transport shares, set on every transfer: the handle was
-  /// reset since its last one (``CurlEasyHandle``).
+  /// The options every transfer of the transport shares; set once per easy handle and kept
+  /// while the handle only runs plain transfers (``CurlEasyHandle``).
   private func configureShared(_ configuration: CurlTransport.Configuration) throws(CourierError) {
     try set(CURLOPT_ERRORBUFFER, pointer: UnsafeRawPointer(errorBuffer))
     try set(CURLOPT_NOSIGNAL, 1)

@@ -7,7 +7,7 @@ import Testing
 /// kept handle (the loop keeps spare handles last in, first out, so sequential requests of
 /// one transport run on one handle), and the response head must arrive as the peer sent it.
 @Suite(.timeLimit(.minutes(1)))
-struct HandleResetTests {
+struct HandleReuseTests {
   @Test("a request's timeout does not reach the next request on the same handle, nor back")
   func timeoutStaysWithItsRequest() async throws {
     let fixture = try CurlFixture()
