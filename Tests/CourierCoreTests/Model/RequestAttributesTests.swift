@@ -87,7 +87,7 @@ struct RequestAttributesTests {
   }
 
   @Test("a key set a thousand times keeps its newest value and its neighbours")
-  func compaction() {
+  func manySets() {
     var attributes = RequestAttributes()
     attributes[WideKey.self] = Wide(b: 20)
     for index in 0..<1_000 {
@@ -102,7 +102,7 @@ struct RequestAttributesTests {
   }
 
   @Test(
-    "the keys kept inline (attempt, timeout, deadline, request id) behave like every other key")
+    "Courier's own keys (attempt, timeout, deadline, request id) behave like every other key")
   func inlineKeys() throws {
     var attributes = RequestAttributes()
     #expect(attributes[AttemptAttribute.self] == 1)
@@ -142,7 +142,7 @@ struct RequestAttributesTests {
     #expect(copy.isEmpty)
     #expect(copy.count == 0)
     #expect(copy[AttemptAttribute.self] == 1)
-    // Only an inline key set: not empty.
+    // Only one of them set: not empty.
     var inlineOnly = RequestAttributes()
     inlineOnly[DeadlineAttribute.self] = nil
     #expect(!inlineOnly.isEmpty)
