@@ -321,8 +321,47 @@ extension HTTPHeaders {
 
   /// Builds headers from a transport's raw header lines (``ReceivedHeaderLines``), dropping
   /// malformed fields as ``init(received:)`` does.
+  ///
+  /// One pass from the bytes to the fields, checking each name and value once; a block with a
+  /// folded line (obs-fold, rare) goes through ``ReceivedHeaderLines/parse(_:)`` instead, which
+  /// joins it to the line before.
   package init(receivedLines lines: [UInt8]) {
-    self.init(received: ReceivedHeaderLines.parse(lines))
+    if let fields = lines.withUnsafeBufferPointer(Self.unfoldedFields) {
+      self.init()
+      self.fields = fields
+    } else {
+      self.init(received: ReceivedHeaderLines.parse(lines))
+    }
+  }
+
+  /// The valid fields of `bytes` (lines each followed by LF), or `nil` when a line is folded.
+  private static func unfoldedFields(_ bytes: UnsafeBufferPointer<UInt8>) -> [Field]? {
+    func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
+    var fields: [Field] = []
+    var start = 0
+    while start < bytes.count {
+      var end = start
+      while end < bytes.count, bytes[end] != 0x0A { end += 1 }
+      defer { start = end + 1 }
+      guard start < end else { continue }
+      if isSpace(bytes[start]) { return nil }
+      guard let colon = (start..<end).first(where: { bytes[$0] == UInt8(ascii: ":") }) else {
+        continue
+      }
+      let name = UnsafeBufferPointer(rebasing: bytes[start..<colon])
+      guard !name.isEmpty, name.allSatisfy(HTTPToken.isTokenByte) else { continue }
+      var valueStart = colon + 1
+      var valueEnd = end
+      while valueStart < valueEnd, isSpace(bytes[valueStart]) { valueStart += 1 }
+      while valueEnd > valueStart, isSpace(bytes[valueEnd - 1]) { valueEnd -= 1 }
+      let value = UnsafeBufferPointer(rebasing: bytes[valueStart..<valueEnd])
+      guard !value.contains(where: { isForbidden($0, sending: false) }) else { continue }
+      fields.append(
+        Field(
+          name: Name(unchecked: String(decoding: name, as: UTF8.self)),
+          value: String(decoding: value, as: UTF8.self)))
+    }
+    return fields
   }
 
   /// Two header lists are equal when they hold the same fields in the same order.

@@ -36,4 +36,44 @@ struct ReceivedHeaderLinesTests {
     #expect(headers["X-Bad"] == nil)
     #expect(headers.count == 2)
   }
+
+  @Test("the one-pass parse gives the fields the general path gives, for any bytes")
+  func onePassAgreesWithGeneralPath() {
+    // Bytes drawn from what matters to the rules: token and non-token characters, colons,
+    // spaces, tabs, LF (line ends and folds), control characters, DEL and non-ASCII.
+    let alphabet = Array("aZ-_:: \t\n\n".utf8) + [0x01, 0x0D, 0x7F, 0xC3, 0xA9, 0xFF, 0x28]
+    var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+    func next() -> Int {
+      state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+      return Int(truncatingIfNeeded: state >> 33)
+    }
+    var checked = 0
+    for _ in 0..<3_000 {
+      let lines = (0..<(next() % 40)).map { _ in alphabet[next() % alphabet.count] }
+      let general = HTTPHeaders(received: ReceivedHeaderLines.parse(lines))
+      let onePass = HTTPHeaders(receivedLines: lines)
+      #expect(onePass == general, "\(lines)")
+      if !general.isEmpty { checked += 1 }
+    }
+    #expect(checked > 100, "too few blocks with a valid field: \(checked)")
+  }
+
+  @Test("typical heads parse the same way both ways, folded or not")
+  func typicalHeads() {
+    for block in [
+      "Server: nginx\nContent-Type: application/json\nContent-Length: 290\n",
+      "content-encoding:   gzip  \nContent-Encoding: br\n",
+      "X-Folded: first\n  second\nContent-Encoding: gzip\n",
+      "Content-Encoding : gzip\nBroken line without colon\nContent-Type:\n",
+      "X-Bad: a\u{01}b\nX-Tab:\tvalue\t\n:empty\n",
+      "X-UTF8: héllo\nContent-Encoding:gzip",
+      "",
+    ] {
+      let lines = Array(block.utf8)
+      #expect(
+        HTTPHeaders(receivedLines: lines)
+          == HTTPHeaders(received: ReceivedHeaderLines.parse(lines)),
+        "\(block.debugDescription)")
+    }
+  }
 }
