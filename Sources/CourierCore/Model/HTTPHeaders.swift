@@ -285,9 +285,8 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
     // Bytes, not Characters: a space followed by a combining mark is one Character that is
     // not " ", and would be kept, so the value would reach the wire with leading white space.
     let utf8 = value.utf8
-    let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
-    guard let first = utf8.firstIndex(where: { !isSpace($0) }),
-      let last = utf8.lastIndex(where: { !isSpace($0) })
+    guard let first = utf8.firstIndex(where: { !ASCII.isOptionalWhitespace($0) }),
+      let last = utf8.lastIndex(where: { !ASCII.isOptionalWhitespace($0) })
     else { return "" }
     if first == utf8.startIndex && utf8.index(after: last) == utf8.endIndex { return value }
     // Both ends are next to an ASCII byte or the end, so they are scalar boundaries.
@@ -302,8 +301,8 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, CustomStringConvertible
     init(_ bytes: UnsafeBufferPointer<UInt8>, sending: Bool) {
       var clean = true
       for byte in bytes { clean = clean && !HTTPHeaders.isForbidden(byte, sending: sending) }
-      if let first = bytes.first, first == 0x20 || first == 0x09 { clean = false }
-      if let last = bytes.last, last == 0x20 || last == 0x09 { clean = false }
+      if let first = bytes.first, ASCII.isOptionalWhitespace(first) { clean = false }
+      if let last = bytes.last, ASCII.isOptionalWhitespace(last) { clean = false }
       isClean = clean
     }
   }
@@ -336,7 +335,6 @@ extension HTTPHeaders {
 
   /// The valid fields of `bytes` (lines each followed by LF), or `nil` when a line is folded.
   private static func unfoldedFields(_ bytes: UnsafeBufferPointer<UInt8>) -> [Field]? {
-    func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
     var fields: [Field] = []
     var start = 0
     while start < bytes.count {
@@ -344,7 +342,7 @@ extension HTTPHeaders {
       while end < bytes.count, bytes[end] != 0x0A { end += 1 }
       defer { start = end + 1 }
       guard start < end else { continue }
-      if isSpace(bytes[start]) { return nil }
+      if ASCII.isOptionalWhitespace(bytes[start]) { return nil }
       guard let colon = (start..<end).first(where: { bytes[$0] == UInt8(ascii: ":") }) else {
         continue
       }
@@ -352,8 +350,12 @@ extension HTTPHeaders {
       guard !name.isEmpty, name.allSatisfy(HTTPToken.isTokenByte) else { continue }
       var valueStart = colon + 1
       var valueEnd = end
-      while valueStart < valueEnd, isSpace(bytes[valueStart]) { valueStart += 1 }
-      while valueEnd > valueStart, isSpace(bytes[valueEnd - 1]) { valueEnd -= 1 }
+      while valueStart < valueEnd, ASCII.isOptionalWhitespace(bytes[valueStart]) {
+        valueStart += 1
+      }
+      while valueEnd > valueStart, ASCII.isOptionalWhitespace(bytes[valueEnd - 1]) {
+        valueEnd -= 1
+      }
       let value = UnsafeBufferPointer(rebasing: bytes[valueStart..<valueEnd])
       guard !value.contains(where: { isForbidden($0, sending: false) }) else { continue }
       fields.append(

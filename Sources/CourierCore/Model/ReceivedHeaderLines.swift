@@ -7,7 +7,7 @@ package enum ReceivedHeaderLines {
   package static func parse(_ lines: [UInt8]) -> [(String, String)] {
     var fields: [(String, String)] = []
     for line in lines.split(separator: 0x0A) {
-      if let first = line.first, first == 0x20 || first == 0x09 {
+      if let first = line.first, ASCII.isOptionalWhitespace(first) {
         if let last = fields.popLast() { fields.append((last.0, last.1 + " " + trimmed(line))) }
         continue
       }
@@ -33,8 +33,8 @@ package enum ReceivedHeaderLines {
 
   private static func trimmed<Bytes: BidirectionalCollection<UInt8>>(_ bytes: Bytes) -> String {
     var slice = bytes[...]
-    while let first = slice.first, first == 0x20 || first == 0x09 { slice = slice.dropFirst() }
-    while let last = slice.last, last == 0x20 || last == 0x09 { slice = slice.dropLast() }
+    while let first = slice.first, ASCII.isOptionalWhitespace(first) { slice = slice.dropFirst() }
+    while let last = slice.last, ASCII.isOptionalWhitespace(last) { slice = slice.dropLast() }
     return String(decoding: slice, as: UTF8.self)
   }
 }

@@ -15,6 +15,13 @@ package enum ASCII {
     isDigit(byte) || (byte | 0x20) &- UInt8(ascii: "a") < 6
   }
 
+  /// Space or horizontal tab: HTTP's optional white space (RFC 9110 §5.6.3), trimmed from
+  /// header values and skipped around them.
+  @inline(__always)
+  package static func isOptionalWhitespace(_ byte: UInt8) -> Bool {
+    byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t")
+  }
+
   /// `a`–`z`, `A`–`Z`.
   @inline(__always)
   package static func isLetter(_ byte: UInt8) -> Bool {
