@@ -27,14 +27,22 @@ import Synchronization
 ///    standard preset over the bare client on one shared transport, as paired CPU differences
 ///    (`PresetBenchmark`).
 ///
+/// 6. Cost curve: requests per second, CPU per request, peak RSS and connections at 1 to 1,000
+///    requests in flight, `CurlTransport` and `Client.standard` beside `curl --parallel` and
+///    plain `URLSession`, every point a process of its own (`CurveBenchmark`).
+///
 /// Run with `swift run -c release courier-bench [chain] [e2e] [transports] [preset]
-/// [download] [envelope] [gzip] [--quick]`: the named sections (all by default; `e2e` includes
-/// `transports`, which ends with `preset`, the paired figure alone); `--quick` shortens every
-/// section.
+/// [download] [envelope] [gzip] [curve] [--quick]`: the named sections (all by default; `e2e`
+/// includes `transports`, which ends with `preset`, the paired figure alone); `--quick`
+/// shortens every section. `curve-point` is the mode the cost curve starts its processes in.
 @main
 struct CourierBench {
   static func main() async throws {
     let arguments = CommandLine.arguments.dropFirst()
+    if arguments.first == "curve-point" {
+      try await CurveBenchmark.point(Array(arguments.dropFirst()))
+      return
+    }
     let quick = arguments.contains("--quick")
     let sections = Set(arguments.filter { !$0.hasPrefix("--") })
     let runs = { (name: String) in sections.isEmpty || sections.contains(name) }
@@ -68,6 +76,10 @@ struct CourierBench {
     if runs("gzip") {
       print()
       try GzipBenchmark.run(rounds: quick ? 3 : 15)
+    }
+    if runs("curve") {
+      print()
+      try await CurveBenchmark.run(quick: quick)
     }
   }
 }
