@@ -48,15 +48,16 @@ extension CurlEventLoop {
     }
 
     /// Runs libcurl's due timeout, brings `pollSet` up to date with what libcurl wants
-    /// watched, and returns how long the loop may sleep in it (at most a second, as a safety
-    /// net; libcurl's own timeout shortens it). From here the loop counts as polling.
+    /// watched, and returns how long the loop may sleep in it (at most ``CurlLoopCore/waitLimit``,
+    /// as a safety net; libcurl's own timeout shortens it). From here the loop counts as polling.
     mutating func prepareWait(in pollSet: PollSet) -> Int32 {
       runDueTimeout()
+      core.expireWaiting(completions: &completions)
       if interest.isDirty {
         pollSet.rebuild(from: interest.watched)
         interest.markBuilt()
       }
-      let (timeout, ends) = interest.waitTime(limit: 1_000)
+      let (timeout, ends) = interest.waitTime(limit: core.waitLimit)
       loopIsPolling = true
       pollEnds = ends
       return timeout

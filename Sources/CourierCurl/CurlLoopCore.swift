@@ -22,6 +22,10 @@ final class CurlLoopCore {
   private var byTicket: [ObjectIdentifier: CurlTransfer] = [:]
   private var byHandle: [UnsafeMutableRawPointer: CurlTransfer] = [:]
   private var spareHandles: [CurlEasyHandle] = []
+  /// The transfers each origin has in libcurl, and the requests waiting their turn.
+  private var queue: CurlOriginQueue
+  /// When ``expireWaiting(completions:)`` last looked.
+  private var lastExpiry = ContinuousClock.now
 
   init(
     multi: UnsafeMutableRawPointer, configuration: CurlTransport.Configuration,
@@ -30,21 +34,54 @@ final class CurlLoopCore {
     self.multi = multi
     self.configuration = configuration
     self.sockets = sockets
+    // One transfer per connection over HTTP/1.1; over HTTP/2 up to libcurl's 100 streams
+    // each.
+    let perHost = min(max(1, configuration.maximumConnectionsPerHost), 65_535)
+    queue = CurlOriginQueue(limit: configuration.httpVersion == .http1 ? perHost : perHost * 100)
   }
 
-  /// How many transfers are in flight.
+  /// How many transfers are in libcurl (not counting those waiting in ``queue``).
   var count: Int { byTicket.count }
 
-  /// Configures an easy handle for `ticket` and adds it to the multi handle, or fails the
-  /// ticket.
+  /// Adds `ticket`'s transfer to the multi handle, or, when its origin has ``queue``'s limit of
+  /// transfers in flight already, puts it in the origin's line until one of them ends.
   func start(_ ticket: CurlTicket, completions: inout [Completion]) {
+    let origin = CurlOriginQueue.origin(of: ticket.request.url)
+    guard queue.admit(origin) else {
+      queue.wait(ticket, for: origin, since: .now)
+      return
+    }
+    launch(ticket, to: origin, waited: .zero, completions: &completions)
+  }
+
+  /// Launches `ticket`, counted in for `origin` already; when it fails before reaching
+  /// libcurl, launches the next waiting request in its place, and so on.
+  private func launch(
+    _ ticket: CurlTicket, to origin: String, waited: Duration, completions: inout [Completion]
+  ) {
+    var current = (ticket: ticket, waited: waited)
+    while !add(current.ticket, to: origin, waited: current.waited, completions: &completions) {
+      guard let next = queue.finished(origin) else { return }
+      current = (next.ticket, .now - next.since)
+    }
+  }
+
+  /// Configures an easy handle for `ticket` and adds it to the multi handle (`true`), or fails
+  /// the ticket (`false`). `waited` is how long it waited in ``queue``: its timeout counts it.
+  private func add(
+    _ ticket: CurlTicket, to origin: String, waited: Duration, completions: inout [Completion]
+  ) -> Bool {
     if ticket.isCancelled {
       completions.append((ticket, .failure(CurlEventLoop.cancelledError(ticket.request))))
-      return
+      return false
+    }
+    if let timeout = ticket.request.timeout, waited >= timeout {
+      completions.append((ticket, .failure(waitedTooLong(ticket, origin: origin))))
+      return false
     }
     guard let handle = spareHandles.popLast() ?? CurlEasyHandle() else {
       completions.append((ticket, .failure(failure("curl_easy_init failed", ticket))))
-      return
+      return false
     }
     // With the options every transfer shares: a connection keeps the callback of the handle
     // that opened it.
@@ -53,16 +90,17 @@ final class CurlLoopCore {
       recycle(handle)
       completions.append(
         (ticket, .failure(failure("CURLOPT_CLOSESOCKETFUNCTION was refused", ticket))))
-      return
+      return false
     }
     let transfer: CurlTransfer
     do {
-      transfer = try CurlTransfer(ticket: ticket, handle: handle, configuration: configuration)
+      transfer = try CurlTransfer(
+        ticket: ticket, handle: handle, configuration: configuration, waited: waited)
     } catch {
       handle.needsReset = true
       recycle(handle)
       completions.append((ticket, .failure(error)))
-      return
+      return false
     }
     let easy = handle.easy
     let added = courier_curl_multi_add_handle(multi, easy)
@@ -72,16 +110,52 @@ final class CurlLoopCore {
       recycle(handle)
       completions.append(
         (ticket, .failure(failure("curl_multi_add_handle failed: \(added)", ticket))))
-      return
+      return false
     }
+    transfer.origin = origin
     byTicket[ObjectIdentifier(ticket)] = transfer
     byHandle[easy] = transfer
+    return true
+  }
+
+  /// Fails the waiting requests whose timeout passed in ``queue``, at most every 100 ms
+  /// (``waitLimit`` wakes the loop that often while any waits).
+  func expireWaiting(completions: inout [Completion]) {
+    guard queue.waitingCount > 0 else { return }
+    let now = ContinuousClock.now
+    guard now - lastExpiry >= .milliseconds(100) else { return }
+    lastExpiry = now
+    for waiting in queue.removeExpired(at: now) {
+      let origin = CurlOriginQueue.origin(of: waiting.ticket.request.url)
+      completions.append((waiting.ticket, .failure(waitedTooLong(waiting.ticket, origin: origin))))
+    }
+  }
+
+  /// The longest the loop may sleep, in milliseconds: 100 while requests wait in ``queue``
+  /// (their timeouts are checked that often), else a second.
+  var waitLimit: Int32 { queue.waitingCount > 0 ? 100 : 1_000 }
+
+  private func waitedTooLong(_ ticket: CurlTicket, origin: String) -> CourierError {
+    let timeout = ticket.request.timeout ?? .zero
+    return CourierError(
+      kind: .timedOut,
+      debugMessage: "the request's timeout (\(timeout)) passed while it waited for a "
+        + "connection: \(origin) had \(queue.limit) transfers in flight "
+        + "(CurlTransport.Configuration.maximumConnectionsPerHost)",
+      request: ticket.request, attempts: 1, stage: "transport")
   }
 
   /// Removes a cancelled transfer at once (libcurl closes the connection of a transfer removed
   /// before it completed) and fails its caller with ``CourierError/Kind/cancelled``.
   func cancel(_ ticket: CurlTicket, completions: inout [Completion]) {
-    guard let transfer = byTicket.removeValue(forKey: ObjectIdentifier(ticket)) else { return }
+    guard let transfer = byTicket.removeValue(forKey: ObjectIdentifier(ticket)) else {
+      // Still waiting for its turn: out of the line.
+      let origin = CurlOriginQueue.origin(of: ticket.request.url)
+      if queue.remove(ticket, from: origin) {
+        completions.append((ticket, .failure(CurlEventLoop.cancelledError(ticket.request))))
+      }
+      return
+    }
     end(transfer, with: .failure(CurlEventLoop.cancelledError(ticket.request)), &completions)
   }
 
@@ -119,8 +193,13 @@ final class CurlLoopCore {
     sockets.becameIdle(socket)
   }
 
-  /// Fails every transfer in flight with the shutdown error and frees every easy handle.
+  /// Fails every transfer in flight and every waiting request with the shutdown error and
+  /// frees every easy handle.
   func shutDown(completions: inout [Completion]) {
+    for waiting in queue.removeAllWaiting() {
+      completions.append(
+        (waiting.ticket, .failure(CurlEventLoop.shutdownError(waiting.ticket.request))))
+    }
     for transfer in byTicket.values {
       end(
         transfer, with: .failure(CurlEventLoop.shutdownError(transfer.ticket.request)),
@@ -141,6 +220,10 @@ final class CurlLoopCore {
     if case .failure = result { transfer.handle.needsReset = true }
     recycle(transfer.handle)
     completions.append((transfer.ticket, consume result))
+    if let next = queue.finished(transfer.origin) {
+      launch(
+        next.ticket, to: transfer.origin, waited: .now - next.since, completions: &completions)
+    }
   }
 
   /// Keeps `handle` for another transfer, or frees it (its `deinit`) past the limit.

@@ -24,6 +24,10 @@ final class CurlTransfer {
   /// The easy handle with its error buffer; the loop's, lent to this transfer.
   let handle: CurlEasyHandle
   let easy: UnsafeMutableRawPointer
+  /// How long the request waited for its turn before this transfer began.
+  private let waited: Duration
+  /// The origin the loop counts this transfer under (``CurlOriginQueue``).
+  var origin = ""
 
   private let limit: Int
   private var errorBuffer: UnsafeMutablePointer<CChar> { handle.errorBuffer }
@@ -95,8 +99,10 @@ final class CurlTransfer {
 
   /// Configures `handle` (fresh, reset, or kept from a plain transfer) for `ticket`'s request.
   init(
-    ticket: CurlTicket, handle: CurlEasyHandle, configuration: CurlTransport.Configuration
+    ticket: CurlTicket, handle: CurlEasyHandle, configuration: CurlTransport.Configuration,
+    waited: Duration = .zero
   ) throws(CourierError) {
+    self.waited = waited
     self.ticket = ticket
     self.handle = handle
     self.easy = handle.easy
@@ -129,7 +135,8 @@ final class CurlTransfer {
     }
     try setURL(of: request)
     // Always set: a kept handle may hold the last request's timeout (0 is none).
-    try set(CURLOPT_TIMEOUT_MS, request.timeout.map(Self.milliseconds) ?? 0)
+    // What the request waited for a connection in the loop counts against its timeout.
+    try set(CURLOPT_TIMEOUT_MS, request.timeout.map { Self.milliseconds($0 - waited) } ?? 0)
     try set(CURLOPT_WRITEDATA, pointer: context)
     try set(CURLOPT_HEADERDATA, pointer: context)
     let decodesDownload = try configureDownload(configuration)

@@ -1,0 +1,212 @@
+import CourierCore
+import Foundation
+
+/// The transfers a ``CurlLoopCore`` has in libcurl per origin (host and port, as libcurl
+/// counts connections per host), and those waiting their turn, in the order they came.
+///
+/// Requests beyond ``limit`` to one origin wait here, not inside libcurl: libcurl 7.88 keeps
+/// its own waiting transfers in a list that every finished transfer walks
+/// (`curl_multi_remove_handle`), so a thousand requests queued there for eight connections cost
+/// each request several times its own work, and each of them held an easy handle and its
+/// buffers while it waited. Waiting here costs a ticket, and libcurl only ever holds what it
+/// can run. Used under the engine lock only.
+struct CurlOriginQueue {
+  /// One waiting request and when it began to wait.
+  struct Waiting {
+    let ticket: CurlTicket
+    let since: ContinuousClock.Instant
+  }
+
+  /// A first-in, first-out line of waiting requests.
+  private struct Line {
+    var entries: [Waiting] = []
+    var head = 0
+
+    var isEmpty: Bool { head == entries.count }
+
+    mutating func append(_ waiting: Waiting) { entries.append(waiting) }
+
+    mutating func popFirst() -> Waiting? {
+      guard head < entries.count else { return nil }
+      let first = entries[head]
+      head += 1
+      if head == entries.count {
+        entries.removeAll(keepingCapacity: true)
+        head = 0
+      } else if head >= 64, head * 2 >= entries.count {
+        entries.removeFirst(head)
+        head = 0
+      }
+      return first
+    }
+
+    /// Takes out the entries `leaves` picks, keeping the others in order.
+    mutating func removeAll(where leaves: (Waiting) -> Bool) -> [Waiting] {
+      var removed: [Waiting] = []
+      var kept: [Waiting] = []
+      for entry in entries[head...] {
+        if leaves(entry) { removed.append(entry) } else { kept.append(entry) }
+      }
+      if !removed.isEmpty {
+        entries = kept
+        head = 0
+      }
+      return removed
+    }
+  }
+
+  /// The most transfers one origin may have in libcurl at once.
+  let limit: Int
+  private var active: [String: Int] = [:]
+  private var lines: [String: Line] = [:]
+  /// How many requests wait, over all origins.
+  private(set) var waitingCount = 0
+
+  init(limit: Int) {
+    self.limit = max(1, limit)
+  }
+
+  /// The key libcurl groups a URL's connections under: its host, lowercased, and its port
+  /// (the scheme's default when the URL names none). Read from the URL's text in one pass:
+  /// asking `URL` for its host and port parses it again, several times the cost.
+  static func origin(of url: URL) -> String {
+    var text = url.absoluteString
+    return text.withUTF8 { bytes -> String? in
+      // scheme "://" [userinfo "@"] host [":" port] ("/" | "?" | "#" | end)
+      guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")),
+        bytes.count > colon + 2, bytes[colon + 1] == UInt8(ascii: "/"),
+        bytes[colon + 2] == UInt8(ascii: "/")
+      else { return nil }
+      let secure =
+        colon == 5
+        && zip(bytes[0..<5], "https".utf8).allSatisfy { $0 | 0x20 == $1 }
+      var start = colon + 3
+      var end = start
+      while end < bytes.count, !Self.endsAuthority(bytes[end]) {
+        if bytes[end] == UInt8(ascii: "@") { start = end + 1 }
+        end += 1
+      }
+      // The port's colon: the last one, unless it is inside an IPv6 literal's brackets.
+      var portColon: Int?
+      var index = end - 1
+      while index >= start {
+        let byte = bytes[index]
+        if byte == UInt8(ascii: ":") {
+          portColon = index
+          break
+        }
+        if byte == UInt8(ascii: "]") { break }
+        index -= 1
+      }
+      let hostEnd = portColon ?? end
+      let port = bytes[(portColon.map { $0 + 1 } ?? end)..<end]
+      let defaultPort: StaticString = secure ? "443" : "80"
+      let length =
+        hostEnd - start + 1 + (port.isEmpty ? defaultPort.utf8CodeUnitCount : port.count)
+      // Written in place: a short key (up to 15 bytes) is a small string, with no allocation.
+      return String(unsafeUninitializedCapacity: length) { key in
+        var at = 0
+        for byte in bytes[start..<hostEnd] {
+          key[at] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+          at += 1
+        }
+        key[at] = UInt8(ascii: ":")
+        at += 1
+        if port.isEmpty {
+          defaultPort.withUTF8Buffer { digits in
+            for digit in digits {
+              key[at] = digit
+              at += 1
+            }
+          }
+        } else {
+          for digit in port {
+            key[at] = digit
+            at += 1
+          }
+        }
+        return at
+      }
+    } ?? "\((url.host ?? "").lowercased()):\(url.port ?? 0)"
+  }
+
+  private static func endsAuthority(_ byte: UInt8) -> Bool {
+    byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#")
+  }
+
+  /// Counts a transfer to `origin` in and returns `true` when the origin is below its limit;
+  /// `false` (nothing counted) when the request must wait.
+  mutating func admit(_ origin: String) -> Bool {
+    // One lookup: the count is read and raised in place.
+    var admitted = false
+    Self.raise(&active[origin, default: 0], below: limit, admitted: &admitted)
+    return admitted
+  }
+
+  private static func raise(_ count: inout Int, below limit: Int, admitted: inout Bool) {
+    guard count < limit else { return }
+    count += 1
+    admitted = true
+  }
+
+  /// Puts `ticket` at the end of `origin`'s line.
+  mutating func wait(_ ticket: CurlTicket, for origin: String, since: ContinuousClock.Instant) {
+    lines[origin, default: Line()].append(Waiting(ticket: ticket, since: since))
+    waitingCount += 1
+  }
+
+  /// Counts a transfer to `origin` out; returns the request waiting longest for it, counted in
+  /// already, if one waits.
+  mutating func finished(_ origin: String) -> Waiting? {
+    if waitingCount > 0, let next = lines[origin]?.popFirst() {
+      waitingCount -= 1
+      if lines[origin]?.isEmpty == true { lines[origin] = nil }
+      return next
+    }
+    guard let index = active.index(forKey: origin) else { return nil }
+    if active.values[index] <= 1 {
+      active.remove(at: index)
+    } else {
+      active.values[index] -= 1
+    }
+    return nil
+  }
+
+  /// Takes `ticket` out of its line; `false` when it was not waiting.
+  mutating func remove(_ ticket: CurlTicket, from origin: String) -> Bool {
+    guard let removed = lines[origin]?.removeAll(where: { $0.ticket === ticket }),
+      !removed.isEmpty
+    else { return false }
+    waitingCount -= removed.count
+    if lines[origin]?.isEmpty == true { lines[origin] = nil }
+    return true
+  }
+
+  /// Takes out every waiting request whose ``Request/timeout`` has passed at `now`.
+  mutating func removeExpired(at now: ContinuousClock.Instant) -> [Waiting] {
+    guard waitingCount > 0 else { return [] }
+    var expired: [Waiting] = []
+    for origin in Array(lines.keys) {
+      let removed =
+        lines[origin]?.removeAll { entry in
+          entry.ticket.request.timeout.map { entry.since + $0 <= now } ?? false
+        } ?? []
+      guard !removed.isEmpty else { continue }
+      expired += removed
+      waitingCount -= removed.count
+      if lines[origin]?.isEmpty == true { lines[origin] = nil }
+    }
+    return expired
+  }
+
+  /// Takes out every waiting request.
+  mutating func removeAllWaiting() -> [Waiting] {
+    var all: [Waiting] = []
+    for origin in Array(lines.keys) {
+      while let next = lines[origin]?.popFirst() { all.append(next) }
+    }
+    lines = [:]
+    waitingCount = 0
+    return all
+  }
+}

@@ -1,0 +1,222 @@
+import Courier
+import CourierTesting
+import Foundation
+import Testing
+
+@testable import CourierCurl
+
+/// Requests beyond `maximumConnectionsPerHost` to one origin wait in `CurlTransport`'s loop
+/// (`CurlOriginQueue`), not inside libcurl: in order, none lost, none answered with another's
+/// body, their timeout counting the wait, and out of the line at once when cancelled or shut
+/// down.
+@Suite("CurlTransport's per-origin line", .timeLimit(.minutes(2)))
+struct OriginQueueTests {
+  private static func ticket(_ url: String, timeout: Duration? = nil) -> CurlTicket {
+    var request = Request(url: URL(string: url) ?? URL(fileURLWithPath: "/"))
+    request.timeout = timeout
+    return CurlTicket(request: request, limits: CurlTransferLimits(maximumResponseBodySize: 1))
+  }
+
+  @Test("an origin is its host, lowercased, and its port, the scheme's default when unnamed")
+  func originKeys() {
+    func origin(_ text: String) -> String {
+      CurlOriginQueue.origin(of: URL(string: text) ?? URL(fileURLWithPath: "/"))
+    }
+    #expect(origin("http://Example.COM/a") == "example.com:80")
+    #expect(origin("https://example.com/a") == "example.com:443")
+    #expect(origin("HTTPS://example.com:8443/a") == "example.com:8443")
+    #expect(origin("http://127.0.0.1:8080/x?y") == "127.0.0.1:8080")
+    #expect(origin("http://[::1]:9/") == "[::1]:9")
+    #expect(origin("http://[::1]/") == "[::1]:80")
+    #expect(origin("http://user:p%40ss@Host.example:81/p") == "host.example:81")
+    #expect(origin("https://host.example?q=1") == "host.example:443")
+    #expect(origin("http://host.example:/x") == "host.example:80")
+    #expect(origin("http://h#frag") == "h:80")
+  }
+
+  @Test("up to the limit each origin is admitted; beyond it requests wait and leave in order")
+  func admitsAndOrders() {
+    var queue = CurlOriginQueue(limit: 2)
+    let step1 = queue.admit("a:80")
+    #expect(step1)
+    let step2 = queue.admit("a:80")
+    #expect(step2)
+    let step3 = queue.admit("a:80")
+    #expect(!step3)
+    let step4 = queue.admit("b:80")
+    #expect(step4, "another origin has a limit of its own")
+    let tickets = (0..<3).map { Self.ticket("http://a/\($0)") }
+    let now = ContinuousClock.now
+    for ticket in tickets { queue.wait(ticket, for: "a:80", since: now) }
+    #expect(queue.waitingCount == 3)
+    let step5 = queue.finished("a:80")
+    #expect(step5?.ticket === tickets[0])
+    let step6 = queue.finished("a:80")
+    #expect(step6?.ticket === tickets[1])
+    let step7 = queue.remove(tickets[2], from: "a:80")
+    #expect(step7)
+    let step8 = queue.remove(tickets[2], from: "a:80")
+    #expect(!step8, "removed once only")
+    #expect(queue.waitingCount == 0)
+    // Two still counted in for "a": the two that took the finished ones' places.
+    let step9 = queue.admit("a:80")
+    #expect(!step9)
+    let step10 = queue.finished("a:80")
+    #expect(step10 == nil)
+    let step11 = queue.admit("a:80")
+    #expect(step11)
+  }
+
+  @Test("a long line stays in order across compaction")
+  func longLineOrder() {
+    var queue = CurlOriginQueue(limit: 1)
+    let step12 = queue.admit("a:80")
+    #expect(step12)
+    let tickets = (0..<500).map { Self.ticket("http://a/\($0)") }
+    let now = ContinuousClock.now
+    for ticket in tickets[..<300] { queue.wait(ticket, for: "a:80", since: now) }
+    var order: [CurlTicket] = []
+    for _ in 0..<200 { if let next = queue.finished("a:80") { order.append(next.ticket) } }
+    for ticket in tickets[300...] { queue.wait(ticket, for: "a:80", since: now) }
+    while let next = queue.finished("a:80") { order.append(next.ticket) }
+    #expect(order.count == 500)
+    #expect(zip(order, tickets).allSatisfy { $0 === $1 })
+  }
+
+  @Test("only the waiting requests whose timeout passed are taken out, the rest keep order")
+  func expiry() {
+    var queue = CurlOriginQueue(limit: 1)
+    let step13 = queue.admit("a:80")
+    #expect(step13)
+    let start = ContinuousClock.now
+    let short = Self.ticket("http://a/short", timeout: .milliseconds(100))
+    let none = Self.ticket("http://a/none")
+    let long = Self.ticket("http://a/long", timeout: .seconds(10))
+    for ticket in [short, none, long] { queue.wait(ticket, for: "a:80", since: start) }
+    let step14 = queue.removeExpired(at: start + .milliseconds(99))
+    #expect(step14.isEmpty)
+    let expired = queue.removeExpired(at: start + .milliseconds(100))
+    #expect(expired.count == 1 && expired.first?.ticket === short)
+    let step15 = queue.finished("a:80")
+    #expect(step15?.ticket === none)
+    let step16 = queue.finished("a:80")
+    #expect(step16?.ticket === long)
+    #expect(queue.waitingCount == 0)
+  }
+
+  // MARK: Over sockets
+
+  @Test("200 requests at once over 2 connections: each gets its own answer, over 2 connections")
+  func manyOverFew() async throws {
+    var configuration = CurlTransport.Configuration.standard
+    configuration.maximumConnectionsPerHost = 2
+    let fixture = try CurlFixture(configuration)
+    defer { fixture.shutdown() }
+    fixture.server.recordsRequests = false
+    fixture.server.setDispatcher { request in .text(request.path) }
+    let client = fixture.client
+    let answers = try await withThrowingTaskGroup(of: (Int, String).self) { group in
+      for index in 0..<200 {
+        group.addTask {
+          let body = try await client.send(Endpoint<Data>(.get, "n/\(index)"))
+          return (index, String(decoding: body, as: UTF8.self))
+        }
+      }
+      return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+    }
+    #expect(answers.count == 200)
+    for (index, body) in answers { #expect(body == "/n/\(index)") }
+    #expect(fixture.transport.openedConnections == 2)
+  }
+
+  @Test("a waiting request's timeout counts its wait: it fails timedOut, never sent")
+  func waitingTimeout() async throws {
+    var configuration = CurlTransport.Configuration.standard
+    configuration.maximumConnectionsPerHost = 1
+    let fixture = try CurlFixture(configuration)
+    defer { fixture.shutdown() }
+    fixture.server.setDispatcher { request in
+      request.path.hasSuffix("hang") ? MockResponse(fault: .hang) : .text("late")
+    }
+    let transport = fixture.transport
+    let hanging = Task { try await transport.send(Request(url: fixture.server.url("hang"))) }
+    _ = try await fixture.server.takeRequest()
+    var waiting = Request(url: fixture.server.url("waits"))
+    waiting.timeout = .milliseconds(300)
+    let started = ContinuousClock.now
+    let error = await courierError { try await transport.send(waiting) }
+    let waited = ContinuousClock.now - started
+    #expect(error?.kind == .timedOut)
+    #expect(error?.debugDescription.contains("waited for a connection") == true)
+    #expect(waited >= .milliseconds(300))
+    #expect(waited < .seconds(5), "the line's timeouts are checked every 100 ms")
+    hanging.cancel()
+    _ = await hanging.result
+    #expect(fixture.server.requestCount == 1, "the timed-out request never reached the server")
+  }
+
+  @Test("the time a request waited is taken off the timeout libcurl gets")
+  func remainingTimeout() async throws {
+    var configuration = CurlTransport.Configuration.standard
+    configuration.maximumConnectionsPerHost = 1
+    let fixture = try CurlFixture(configuration)
+    defer { fixture.shutdown() }
+    fixture.server.setDispatcher { _ in MockResponse(status: 200, delay: .milliseconds(500)) }
+    let transport = fixture.transport
+    let first = Task { try await transport.send(Request(url: fixture.server.url("first"))) }
+    _ = try await fixture.server.takeRequest()
+    // Waits about 500 ms for the connection, then needs 500 ms more: 750 ms is too little in
+    // all, though it would be enough if the clock started when the transfer did.
+    var second = Request(url: fixture.server.url("second"))
+    second.timeout = .milliseconds(750)
+    let error = await courierError { try await transport.send(second) }
+    #expect(error?.kind == .timedOut)
+    _ = try await first.value
+  }
+
+  @Test("a cancelled waiting request leaves the line at once and is never sent")
+  func waitingCancelled() async throws {
+    var configuration = CurlTransport.Configuration.standard
+    configuration.maximumConnectionsPerHost = 1
+    let fixture = try CurlFixture(configuration)
+    defer { fixture.shutdown() }
+    fixture.server.setDispatcher { request in
+      request.path.hasSuffix("hang") ? MockResponse(fault: .hang) : .text(request.path)
+    }
+    let transport = fixture.transport
+    let hanging = Task { try await transport.send(Request(url: fixture.server.url("hang"))) }
+    _ = try await fixture.server.takeRequest()
+    let waiting = Task { try await transport.send(Request(url: fixture.server.url("cancelled"))) }
+    let third = Task { try await transport.send(Request(url: fixture.server.url("third"))) }
+    waiting.cancel()
+    let error = await courierError { _ = try await waiting.value }
+    #expect(error?.kind == .cancelled)
+    hanging.cancel()
+    _ = await hanging.result
+    let response = try await third.value
+    #expect(String(decoding: response.body, as: UTF8.self) == "/third")
+    let paths = [try await fixture.server.takeRequest().path]
+    #expect(paths == ["/third"], "the cancelled request was sent: \(paths)")
+  }
+
+  @Test("shutdown fails every waiting request")
+  func shutdownFailsWaiting() async throws {
+    var configuration = CurlTransport.Configuration.standard
+    configuration.maximumConnectionsPerHost = 1
+    let fixture = try CurlFixture(configuration)
+    defer { fixture.server.shutdown() }
+    fixture.server.setDispatcher { _ in MockResponse(fault: .hang) }
+    let transport = fixture.transport
+    let tasks = (0..<4).map { index in
+      Task { try await transport.send(Request(url: fixture.server.url("w/\(index)"))) }
+    }
+    _ = try await fixture.server.takeRequest()
+    transport.shutdown()
+    // Those that were waiting fail as cancelled; one that had not reached the loop yet is
+    // refused as sent to a transport shut down. None hangs.
+    for task in tasks {
+      let error = await courierError { _ = try await task.value }
+      #expect(error?.kind == .cancelled || error?.kind == .invalidRequest)
+    }
+  }
+}
