@@ -48,6 +48,13 @@ final class CurlLoopCore {
   func start(_ ticket: CurlTicket, completions: inout [Completion]) {
     let origin = CurlOriginQueue.origin(of: ticket.request.url)
     guard queue.admit(origin) else {
+      // A ticket cancelled before it got here (its cancellation reached the loop in an
+      // earlier turn, when there was nothing to remove) must not wait for a turn it will
+      // never use: nothing else would fail it before then.
+      if ticket.isCancelled {
+        completions.append((ticket, .failure(CurlEventLoop.cancelledError(ticket.request))))
+        return
+      }
       queue.wait(ticket, for: origin, since: .now)
       return
     }
@@ -75,7 +82,9 @@ final class CurlLoopCore {
       completions.append((ticket, .failure(CurlEventLoop.cancelledError(ticket.request))))
       return false
     }
-    if let timeout = ticket.request.timeout, waited >= timeout {
+    // Only a request that did wait: a timeout of zero (or less) without waiting is libcurl's
+    // to enforce (its shortest, 1 ms), and not the line's fault.
+    if let timeout = ticket.request.timeout, waited > .zero, waited >= timeout {
       completions.append((ticket, .failure(waitedTooLong(ticket, origin: origin))))
       return false
     }

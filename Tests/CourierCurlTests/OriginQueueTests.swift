@@ -1,3 +1,4 @@
+import CCourierCurl
 import Courier
 import CourierTesting
 import Foundation
@@ -102,6 +103,41 @@ struct OriginQueueTests {
     let step16 = queue.finished("a:80")
     #expect(step16?.ticket === long)
     #expect(queue.waitingCount == 0)
+  }
+
+  // MARK: The loop's core, driven by hand
+
+  @Test("a request cancelled before it reached the loop fails at once instead of waiting")
+  func cancelledBeforeStart() throws {
+    var configuration = CurlTransport.Configuration.standard
+    configuration.maximumConnectionsPerHost = 1
+    let harness = try #require(CoreHarness(configuration))
+    defer { harness.close() }
+    var completions: [CurlLoopCore.Completion] = []
+    // Port 9 (discard) on loopback: the transfer is only added, never driven.
+    harness.core.start(Self.ticket("http://127.0.0.1:9/a"), completions: &completions)
+    #expect(completions.isEmpty && harness.core.count == 1)
+    // Its cancellation reached the loop in an earlier turn, when it had not been started.
+    let cancelled = Self.ticket("http://127.0.0.1:9/b")
+    _ = cancelled.markCancelled()
+    harness.core.start(cancelled, completions: &completions)
+    #expect(completions.count == 1 && completions.first?.0 === cancelled)
+    if case .failure(let error) = completions.first?.1 {
+      #expect(error.kind == .cancelled)
+    } else {
+      Issue.record("the cancelled request did not fail")
+    }
+  }
+
+  @Test("a timeout of zero on a request that did not wait is not blamed on the line")
+  func zeroTimeoutWithoutWaiting() throws {
+    let harness = try #require(CoreHarness(.standard))
+    defer { harness.close() }
+    var completions: [CurlLoopCore.Completion] = []
+    harness.core.start(
+      Self.ticket("http://127.0.0.1:9/a", timeout: .zero), completions: &completions)
+    #expect(completions.isEmpty, "handed to libcurl, which times it out after 1 ms")
+    #expect(harness.core.count == 1)
   }
 
   // MARK: Over sockets
@@ -218,5 +254,29 @@ struct OriginQueueTests {
       let error = await courierError { _ = try await task.value }
       #expect(error?.kind == .cancelled || error?.kind == .invalidRequest)
     }
+  }
+}
+
+/// A ``CurlLoopCore`` over a multi handle of its own, driven by the test (no loop thread).
+private final class CoreHarness {
+  let multi: UnsafeMutableRawPointer
+  let interest = CurlSocketInterest()
+  let core: CurlLoopCore
+
+  init?(_ configuration: CurlTransport.Configuration) {
+    guard courier_curl_load_failure() == nil, let multi = courier_curl_multi_init() else {
+      return nil
+    }
+    self.multi = multi
+    interest.install(on: multi)
+    core = CurlLoopCore(multi: multi, configuration: configuration, sockets: interest)
+  }
+
+  /// Fails what is left (the completions are dropped) and cleans up the multi handle.
+  func close() {
+    var completions: [CurlLoopCore.Completion] = []
+    core.shutDown(completions: &completions)
+    courier_curl_multi_cleanup(multi)
+    withExtendedLifetime(interest) {}
   }
 }
