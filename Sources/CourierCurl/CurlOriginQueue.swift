@@ -17,41 +17,84 @@ struct CurlOriginQueue {
     let since: ContinuousClock.Instant
   }
 
-  /// A first-in, first-out line of waiting requests.
+  /// A first-in, first-out line of waiting requests, from which any one can leave in constant
+  /// time: a cancelled request leaves a hole (`nil`) found through ``positions``, so cancelling
+  /// a line of thousands costs each a lookup, not a copy of the line.
   private struct Line {
-    var entries: [Waiting] = []
+    var entries: [Waiting?] = []
     var head = 0
+    /// The sequence number of `entries[0]`; each entry's is its index plus this.
+    var base = 0
+    /// Each waiting ticket's sequence number.
+    var positions: [ObjectIdentifier: Int] = [:]
 
-    var isEmpty: Bool { head == entries.count }
+    var isEmpty: Bool { positions.isEmpty }
 
-    mutating func append(_ waiting: Waiting) { entries.append(waiting) }
+    mutating func append(_ waiting: Waiting) {
+      positions[ObjectIdentifier(waiting.ticket)] = base + entries.count
+      entries.append(waiting)
+    }
 
     mutating func popFirst() -> Waiting? {
-      guard head < entries.count else { return nil }
-      let first = entries[head]
-      head += 1
-      if head == entries.count {
-        entries.removeAll(keepingCapacity: true)
-        head = 0
-      } else if head >= 64, head * 2 >= entries.count {
-        entries.removeFirst(head)
-        head = 0
+      while head < entries.count {
+        let first = entries[head]
+        entries[head] = nil
+        head += 1
+        guard let first else { continue }
+        positions[ObjectIdentifier(first.ticket)] = nil
+        compact()
+        return first
       }
-      return first
+      compact()
+      return nil
+    }
+
+    /// Takes `ticket` out; `false` when it was not in the line.
+    mutating func remove(_ ticket: CurlTicket) -> Bool {
+      guard let position = positions.removeValue(forKey: ObjectIdentifier(ticket)) else {
+        return false
+      }
+      entries[position - base] = nil
+      compact()
+      return true
     }
 
     /// Takes out the entries `leaves` picks, keeping the others in order.
     mutating func removeAll(where leaves: (Waiting) -> Bool) -> [Waiting] {
       var removed: [Waiting] = []
-      var kept: [Waiting] = []
-      for entry in entries[head...] {
-        if leaves(entry) { removed.append(entry) } else { kept.append(entry) }
+      for index in head..<entries.count {
+        guard let entry = entries[index], leaves(entry) else { continue }
+        removed.append(entry)
+        entries[index] = nil
+        positions[ObjectIdentifier(entry.ticket)] = nil
       }
-      if !removed.isEmpty {
+      if !removed.isEmpty { compact() }
+      return removed
+    }
+
+    /// Drops the holes before the first waiting entry, and the spent front or, when holes are
+    /// most of the line, every hole, so that a line whose requests keep leaving never grows.
+    private mutating func compact() {
+      while head < entries.count, entries[head] == nil { head += 1 }
+      if head == entries.count {
+        base += head
+        entries.removeAll(keepingCapacity: true)
+        head = 0
+      } else if head >= 64, head * 2 >= entries.count {
+        base += head
+        entries.removeFirst(head)
+        head = 0
+      } else if entries.count - head >= 64, positions.count * 2 < entries.count - head {
+        var kept: [Waiting?] = []
+        kept.reserveCapacity(positions.count)
+        base += entries.count
+        for case let entry? in entries[head...] {
+          positions[ObjectIdentifier(entry.ticket)] = base + kept.count
+          kept.append(entry)
+        }
         entries = kept
         head = 0
       }
-      return removed
     }
   }
 
@@ -174,10 +217,8 @@ struct CurlOriginQueue {
 
   /// Takes `ticket` out of its line; `false` when it was not waiting.
   mutating func remove(_ ticket: CurlTicket, from origin: String) -> Bool {
-    guard let removed = lines[origin]?.removeAll(where: { $0.ticket === ticket }),
-      !removed.isEmpty
-    else { return false }
-    waitingCount -= removed.count
+    guard lines[origin]?.remove(ticket) == true else { return false }
+    waitingCount -= 1
     if lines[origin]?.isEmpty == true { lines[origin] = nil }
     return true
   }
