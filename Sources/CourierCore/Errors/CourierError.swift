@@ -79,29 +79,95 @@ public struct CourierError: Error, Sendable {
     public static let middleware = Kind("middleware")
   }
 
+  /// The fields, kept in one immutable box: an error is then one pointer wide wherever it is
+  /// held, returned or thrown (every async frame of a middleware chain that can catch one, every
+  /// `Result`), instead of the hundreds of bytes its fields take. A change makes a new box.
+  private final class Storage: Sendable {
+    let fields: Fields
+
+    init(_ fields: Fields) {
+      self.fields = fields
+    }
+  }
+
+  private struct Fields: Sendable {
+    var kind: Kind
+    var reason: String
+    var debugMessage: String
+    var code: String?
+    var serverMessage: String?
+    var retryAfter: Duration?
+    var underlying: (any Error)?
+    var request: Request?
+    var response: Response?
+    var attempts: Int
+    var stage: String?
+  }
+
+  private var storage: Storage
+
+  private mutating func change(_ update: (inout Fields) -> Void) {
+    var fields = storage.fields
+    update(&fields)
+    storage = Storage(fields)
+  }
+
   /// What went wrong.
-  public var kind: Kind
+  public var kind: Kind {
+    get { storage.fields.kind }
+    set { change { $0.kind = newValue } }
+  }
   /// A sentence for the app's users, in the client's language.
-  public var reason: String
+  public var reason: String {
+    get { storage.fields.reason }
+    set { change { $0.reason = newValue } }
+  }
   /// Developer-facing detail, for logs and debugging; never shown to users.
-  public var debugMessage: String
+  public var debugMessage: String {
+    get { storage.fields.debugMessage }
+    set { change { $0.debugMessage = newValue } }
+  }
   /// The business code from the server's envelope, as written in the body (`"40101"`).
-  public var code: String?
+  public var code: String? {
+    get { storage.fields.code }
+    set { change { $0.code = newValue } }
+  }
   /// The message from the server's envelope, when it sent one.
-  public var serverMessage: String?
+  public var serverMessage: String? {
+    get { storage.fields.serverMessage }
+    set { change { $0.serverMessage = newValue } }
+  }
   /// How long the server asked the client to wait (`Retry-After`), when it said.
-  public var retryAfter: Duration?
+  public var retryAfter: Duration? {
+    get { storage.fields.retryAfter }
+    set { change { $0.retryAfter = newValue } }
+  }
   /// The error that caused this one, when there is one (a `URLError`, a `DecodingError`, …).
-  public var underlying: (any Error)?
+  public var underlying: (any Error)? {
+    get { storage.fields.underlying }
+    set { change { $0.underlying = newValue } }
+  }
   /// The request as it was sent (or as far as it was built).
-  public var request: Request?
+  public var request: Request? {
+    get { storage.fields.request }
+    set { change { $0.request = newValue } }
+  }
   /// The response, when one arrived; its raw ``Response/body`` stays readable.
-  public var response: Response?
+  public var response: Response? {
+    get { storage.fields.response }
+    set { change { $0.response = newValue } }
+  }
   /// How many attempts were made (0 when the request never reached a transport).
-  public var attempts: Int
+  public var attempts: Int {
+    get { storage.fields.attempts }
+    set { change { $0.attempts = newValue } }
+  }
   /// Where the failure happened: `"transport"`, `"middleware TimeoutMiddleware"`,
   /// `"status"`, `"envelope"`, `"decoding"`, `"request"`, or a custom stage's name.
-  public var stage: String?
+  public var stage: String? {
+    get { storage.fields.stage }
+    set { change { $0.stage = newValue } }
+  }
 
   /// Creates an error. The ``reason`` starts as the built-in English text for the kind; a
   /// ``Client`` replaces it with the text from its own catalog and language.
@@ -116,17 +182,13 @@ public struct CourierError: Error, Sendable {
     attempts: Int = 0,
     stage: String? = nil
   ) {
-    self.kind = kind
-    self.debugMessage = debugMessage
-    self.code = code
-    self.serverMessage = serverMessage
-    self.underlying = underlying
-    self.request = request
-    self.response = response
-    self.attempts = attempts
-    self.stage = stage
-    self.reason = ""
-    self.reason = ReasonCatalog.standard.reason(for: self, locale: "en")
+    var fields = Fields(
+      kind: kind, reason: "", debugMessage: debugMessage, code: code,
+      serverMessage: serverMessage, retryAfter: nil, underlying: underlying, request: request,
+      response: response, attempts: attempts, stage: stage)
+    storage = Storage(fields)
+    fields.reason = ReasonCatalog.standard.reason(for: self, locale: "en")
+    storage = Storage(fields)
   }
 
   /// The HTTP status of the response, when one arrived.
@@ -145,8 +207,8 @@ public struct CourierError: Error, Sendable {
   ) {
     if let error = error as? CourierError {
       self = error
-      if self.request == nil { self.request = request }
-      if self.stage == nil { self.stage = stage }
+      if self.request == nil, let request { self.request = request }
+      if self.stage == nil, let stage { self.stage = stage }
       return
     }
     let kind: Kind =
