@@ -34,10 +34,12 @@ final class CurlLoopCore {
     self.multi = multi
     self.configuration = configuration
     self.sockets = sockets
-    // One transfer per connection over HTTP/1.1; over HTTP/2 up to libcurl's 100 streams
-    // each.
+    // One transfer per connection over HTTP/1.1; over HTTP/2, which libcurl negotiates for
+    // `https` only, up to libcurl's 100 streams each. An `https` server that answers in
+    // HTTP/1.1 then has the excess wait in libcurl's own list.
     let perHost = min(max(1, configuration.maximumConnectionsPerHost), 65_535)
-    queue = CurlOriginQueue(limit: configuration.httpVersion == .http1 ? perHost : perHost * 100)
+    queue = CurlOriginQueue(
+      limit: perHost, secureLimit: configuration.httpVersion == .http1 ? perHost : perHost * 100)
   }
 
   /// How many transfers are in libcurl (not counting those waiting in ``queue``).
@@ -46,8 +48,8 @@ final class CurlLoopCore {
   /// Adds `ticket`'s transfer to the multi handle, or, when its origin has ``queue``'s limit of
   /// transfers in flight already, puts it in the origin's line until one of them ends.
   func start(_ ticket: CurlTicket, completions: inout [Completion]) {
-    let origin = CurlOriginQueue.origin(of: ticket.request.url)
-    guard queue.admit(origin) else {
+    let (origin, secure) = CurlOriginQueue.originAndScheme(of: ticket.request.url)
+    guard queue.admit(origin, secure: secure) else {
       // A ticket cancelled before it got here (its cancellation reached the loop in an
       // earlier turn, when there was nothing to remove) must not wait for a turn it will
       // never use: nothing else would fail it before then.
@@ -146,10 +148,11 @@ final class CurlLoopCore {
 
   private func waitedTooLong(_ ticket: CurlTicket, origin: String) -> CourierError {
     let timeout = ticket.request.timeout ?? .zero
+    let secure = CurlOriginQueue.originAndScheme(of: ticket.request.url).secure
     return CourierError(
       kind: .timedOut,
       debugMessage: "the request's timeout (\(timeout)) passed while it waited for a "
-        + "connection: \(origin) had \(queue.limit) transfers in flight "
+        + "connection: \(origin) had \(queue.limit(secure: secure)) transfers in flight "
         + "(CurlTransport.Configuration.maximumConnectionsPerHost)",
       request: ticket.request, attempts: 1, stage: "transport")
   }

@@ -98,23 +98,33 @@ struct CurlOriginQueue {
     }
   }
 
-  /// The most transfers one origin may have in libcurl at once.
+  /// The most transfers an `http` origin may have in libcurl at once: one per connection.
   let limit: Int
+  /// The same for an `https` origin: more when connections may carry several transfers
+  /// (HTTP/2, which libcurl negotiates over TLS only).
+  let secureLimit: Int
   private var active: [String: Int] = [:]
   private var lines: [String: Line] = [:]
   /// How many requests wait, over all origins.
   private(set) var waitingCount = 0
 
-  init(limit: Int) {
+  init(limit: Int, secureLimit: Int? = nil) {
     self.limit = max(1, limit)
+    self.secureLimit = max(1, secureLimit ?? limit)
   }
+
+  /// The limit of an origin, `https` or not.
+  func limit(secure: Bool) -> Int { secure ? secureLimit : limit }
 
   /// The key libcurl groups a URL's connections under: its host, lowercased, and its port
   /// (the scheme's default when the URL names none). Read from the URL's text in one pass:
   /// asking `URL` for its host and port parses it again, several times the cost.
-  static func origin(of url: URL) -> String {
+  static func origin(of url: URL) -> String { originAndScheme(of: url).origin }
+
+  /// ``origin(of:)``, and whether the URL's scheme is `https`.
+  static func originAndScheme(of url: URL) -> (origin: String, secure: Bool) {
     var text = url.absoluteString
-    return text.withUTF8 { bytes -> String? in
+    return text.withUTF8 { bytes -> (origin: String, secure: Bool)? in
       // scheme "://" [userinfo "@"] host [":" port] ("/" | "?" | "#" | end)
       guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")),
         bytes.count > colon + 2, bytes[colon + 1] == UInt8(ascii: "/"),
@@ -147,7 +157,7 @@ struct CurlOriginQueue {
       let length =
         hostEnd - start + 1 + (port.isEmpty ? defaultPort.utf8CodeUnitCount : port.count)
       // Written in place: a short key (up to 15 bytes) is a small string, with no allocation.
-      return String(unsafeUninitializedCapacity: length) { key in
+      let origin = String(unsafeUninitializedCapacity: length) { key in
         var at = 0
         for byte in bytes[start..<hostEnd] {
           key[at] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
@@ -170,19 +180,24 @@ struct CurlOriginQueue {
         }
         return at
       }
-    } ?? "\((url.host ?? "").lowercased()):\(url.port ?? 0)"
+      return (origin, secure)
+    }
+      ?? (
+        "\((url.host ?? "").lowercased()):\(url.port ?? 0)", url.scheme?.lowercased() == "https"
+      )
   }
 
   private static func endsAuthority(_ byte: UInt8) -> Bool {
     byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#")
   }
 
-  /// Counts a transfer to `origin` in and returns `true` when the origin is below its limit;
-  /// `false` (nothing counted) when the request must wait.
-  mutating func admit(_ origin: String) -> Bool {
+  /// Counts a transfer to `origin` in and returns `true` when the origin is below its limit
+  /// (``secureLimit`` for an `https` one); `false` (nothing counted) when the request must wait.
+  mutating func admit(_ origin: String, secure: Bool = false) -> Bool {
     // One lookup: the count is read and raised in place.
     var admitted = false
-    Self.raise(&active[origin, default: 0], below: limit, admitted: &admitted)
+    Self.raise(
+      &active[origin, default: 0], below: limit(secure: secure), admitted: &admitted)
     return admitted
   }
 
