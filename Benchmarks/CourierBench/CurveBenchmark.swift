@@ -275,11 +275,18 @@ enum CurveBenchmark {
       if let limit = row.limit(inFlight: inFlight) {
         curlConfiguration.maximumConnectionsPerHost = limit
       }
+      // COURIER_BENCH_EVENT_LOOPS: the transport's loop threads, when not the default.
+      if let loops = ProcessInfo.processInfo.environment["COURIER_BENCH_EVENT_LOOPS"]
+        .flatMap({ Int($0) })
+      {
+        curlConfiguration.eventLoops = loops
+      }
       let transport = CurlTransport(configuration: curlConfiguration)
       let client =
         row.kind == .bare
         ? Client(baseURL: base, transport: transport)
-        : Client.standard(baseURL: base, transport: transport)
+        : Client.standard(
+          baseURL: base, transport: transport, configure: TransportBenchmark.removeMiddleware)
       let endpoint = Endpoint<Item>(.get, "item")
       send = { _ = try await client.send(endpoint) }
       stop = { transport.shutdown() }

@@ -185,13 +185,13 @@ extension Client {
   /// - **The same behaviour otherwise**: no cookie jar and no cache, the same redirect rules,
   ///   proxies from the environment, the system's trust store, response bodies limited to
   ///   32 MiB; compressed responses are decoded by ``GzipMiddleware`` within its limits
-  ///   instead of by Foundation without them. One difference: HTTP/1.1 with up to 8
+  ///   instead of by Foundation without them. One difference: HTTP/1.1 with up to 16
   ///   connections per host, where URLSession negotiates HTTP/2 over TLS; set
   ///   ``CurlTransport/Configuration/httpVersion`` to ``CurlTransport/HTTPVersion/http2`` on a
   ///   transport you pass in to have it.
   ///
-  /// Each call makes a new transport with a thread of its own, stopped when the last client
-  /// using it is gone (or at ``CurlTransport/shutdown()``): make one client and keep it.
+  /// Each call makes a new transport with event-loop threads of its own, stopped when the last
+  /// client using it is gone (or at ``CurlTransport/shutdown()``): make one client and keep it.
   ///
   /// ```swift
   /// // The platform's choice:

@@ -1,4 +1,5 @@
 import CourierCore
+import Foundation
 
 extension CurlTransport {
   /// How a ``CurlTransport`` connects, what it accepts and how long it waits.
@@ -13,12 +14,16 @@ extension CurlTransport {
   /// transport.shutdown()
   /// ```
   public struct Configuration: Sendable, Hashable {
-    /// The most connections open to one host (`CURLMOPT_MAX_HOST_CONNECTIONS`); requests beyond
-    /// it wait inside libcurl for a connection to come free. Default 8, as AsyncHTTPClient's
-    /// HTTP/1.1 pool: enough to keep a loopback or LAN service busy without flooding a remote
-    /// one (URLSession's default is 6). Idle keep-alive connections are kept up to 4× this
-    /// number over all hosts, at least 64 (`CURLMOPT_MAXCONNECTS`). Values outside
-    /// 1...65,535 are taken as the nearest end.
+    /// The most connections open to one host, shared out between the ``eventLoops``; requests
+    /// beyond it wait in the transport, in order, for a connection to come free.
+    ///
+    /// Default 16. Over HTTP/1.1 a connection carries one request at a time, so requests
+    /// beyond the limit wait their turn. With many requests at once to a busy service, 16
+    /// connections got more done per second than AsyncHTTPClient's 8, at less CPU per request
+    /// (`courier-bench curve`, Docs/Benchmarks.md), and 16 is still a modest load for a remote
+    /// server (a browser opens 6 per host). Each loop keeps up to 4× its share of idle
+    /// keep-alive connections over all hosts, at least 64 (`CURLMOPT_MAXCONNECTS`). Values
+    /// outside 1...65,535 are taken as the nearest end.
     public var maximumConnectionsPerHost: Int
     /// The longest a connection (DNS, TCP and TLS) may take (`CURLOPT_CONNECTTIMEOUT_MS`).
     /// Default 10 s: libcurl's own 300 s would outlast any request deadline.
@@ -48,17 +53,34 @@ extension CurlTransport {
     /// or later, whose socket writes never raise `SIGPIPE`; with an older libcurl, or `false`,
     /// every transfer is handed to the loop thread through its queue.
     public var startsTransfersOnCallingThread: Bool
+    /// How many event-loop threads drive the transport's transfers, each with a libcurl multi
+    /// handle and connections of its own. Default ``defaultEventLoops``: 2 where the machine
+    /// has two cores or more, else 1.
+    ///
+    /// With many requests at once, one thread handing every response to libcurl and every
+    /// request to the socket becomes the limit before the cores do; a second one shares that
+    /// work. A request goes to the first loop whenever that one has nothing else to do, so one
+    /// request at a time always uses the same thread and connection. ``maximumConnectionsPerHost``
+    /// is shared out between the loops (a limit of 8 is 4 per loop with 2), and there are never
+    /// more loops than connections allowed. Values below 1 count as 1.
+    public var eventLoops: Int
+
+    /// 2 where the machine has two cores or more, else 1.
+    public static var defaultEventLoops: Int {
+      min(2, max(1, ProcessInfo.processInfo.activeProcessorCount))
+    }
 
     /// Creates a configuration; every default is ``standard``'s.
     public init(
-      maximumConnectionsPerHost: Int = 8,
+      maximumConnectionsPerHost: Int = 16,
       connectTimeout: Duration = .seconds(10),
       idleTimeout: Duration? = .seconds(60),
       maximumResponseBodySize: Int = ResponsePipeline.defaultMaximumDecodedBodySize,
       contentDecoding: ContentDecoding = .none,
       httpVersion: HTTPVersion = .http1,
       tls: TLS = .system,
-      startsTransfersOnCallingThread: Bool = true
+      startsTransfersOnCallingThread: Bool = true,
+      eventLoops: Int = Configuration.defaultEventLoops
     ) {
       self.maximumConnectionsPerHost = maximumConnectionsPerHost
       self.connectTimeout = connectTimeout
@@ -68,14 +90,15 @@ extension CurlTransport {
       self.httpVersion = httpVersion
       self.tls = tls
       self.startsTransfersOnCallingThread = startsTransfersOnCallingThread
+      self.eventLoops = eventLoops
     }
 
     /// The fewest idle connections kept over all hosts.
     static let minimumIdleConnections = 64
 
-    /// HTTP/1.1, 8 connections per host, 10 s to connect, 60 s idle limit, 32 MiB response
+    /// HTTP/1.1, 16 connections per host, 10 s to connect, 60 s idle limit, 32 MiB response
     /// bodies, no content decoding, the system's trust store, transfers started on the
-    /// calling thread.
+    /// calling thread, ``defaultEventLoops`` loop threads.
     public static var standard: Configuration { Configuration() }
   }
 }

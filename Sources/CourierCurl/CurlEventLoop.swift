@@ -286,6 +286,9 @@ final class CurlEventLoop: Sendable {
 
   var isShutDown: Bool { shared.withLock { $0.isShutDown } }
 
+  /// How many callers are inside ``perform(_:limits:)``.
+  var callersInside: Int { callers.load(ordering: .relaxed) }
+
   var openedConnections: Int { connections.count }
 
   static func cancelledError(_ request: Request) -> CourierError {

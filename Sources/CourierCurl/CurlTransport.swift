@@ -1,14 +1,18 @@
 import CourierCore
 import Foundation
 
-/// A ``Transport`` that sends each attempt with libcurl's multi interface, driven by one
-/// event-loop thread per transport — several times faster than `URLSessionTransport` on Linux.
+/// A ``Transport`` that sends each attempt with libcurl's multi interface, driven by event-loop
+/// threads of its own — several times faster than `URLSessionTransport` on Linux.
 ///
 /// On Linux, `URLSession` is libcurl wrapped in Foundation glue, and the glue costs most of the
-/// CPU. `CurlTransport` drives libcurl directly: every transfer of the transport runs in one
-/// `CURLM` through libcurl's socket interface, reusing keep-alive connections. A caller that
-/// is the only one in progress adds its transfer and sends the request from its own thread;
-/// otherwise it hands the transfer to the loop thread through a locked queue and an `eventfd`.
+/// CPU. `CurlTransport` drives libcurl directly: each of its event loops
+/// (``Configuration/eventLoops``, two where the machine has two cores or more) runs its
+/// transfers in one `CURLM` through libcurl's socket interface, reusing keep-alive
+/// connections. A request goes to the first loop when that one has nothing else in progress,
+/// else to the loop with the fewest. A caller that is the only one in progress on its loop
+/// adds its transfer and sends the request from its own thread; otherwise it hands the
+/// transfer to the loop thread through a locked queue and an `eventfd`. Requests beyond a
+/// loop's share of ``Configuration/maximumConnectionsPerHost`` wait in the loop, in order.
 /// The loop thread waits for the responses and resumes each caller exactly once — with the
 /// response, an error, a cancellation or the transport's shutdown. Call ``shutdown()`` when you
 /// are done with it (dropping the last reference does it too).
@@ -113,12 +117,28 @@ public final class CurlTransport: Transport, CustomStringConvertible {
   /// ``RedirectPolicy/standard`` (follow at most 10 hops), as ``URLSessionTransport``.
   public let redirectPolicy: RedirectPolicy
 
-  private let loop: CurlEventLoop
+  /// The event loops; the first takes every request while it has nothing else in progress.
+  private let loops: [CurlEventLoop]
 
-  /// Creates a transport and starts its event-loop thread.
+  /// The loop for the next request: the first unless it has callers and another has fewer.
+  private func pickLoop() -> CurlEventLoop {
+    var best = loops[0]
+    var fewest = best.callersInside
+    if fewest == 0 { return best }
+    for candidate in loops.dropFirst() {
+      let count = candidate.callersInside
+      if count < fewest {
+        best = candidate
+        fewest = count
+      }
+    }
+    return best
+  }
+
+  /// Creates a transport and starts its event-loop threads.
   ///
   /// - Parameters:
-  ///   - configuration: Default ``Configuration/standard``: HTTP/1.1, 8 connections per host,
+  ///   - configuration: Default ``Configuration/standard``: HTTP/1.1, 16 connections per host,
   ///     10 s to connect, 60 s idle limit, 32 MiB response bodies, no content decoding, the
   ///     system's trust store.
   ///   - redirectPolicy: Default ``RedirectPolicy/standard`` (at most 10 hops).
@@ -126,11 +146,18 @@ public final class CurlTransport: Transport, CustomStringConvertible {
   {
     self.configuration = configuration
     self.redirectPolicy = redirectPolicy
-    self.loop = CurlEventLoop(configuration: configuration)
+    // The per-host limit shared out: 8 over 2 loops is 4 each, 3 is 2 and 1.
+    let connections = min(max(1, configuration.maximumConnectionsPerHost), 65_535)
+    let count = min(max(1, configuration.eventLoops), connections)
+    self.loops = (0..<count).map { index in
+      var share = configuration
+      share.maximumConnectionsPerHost = connections / count + (index < connections % count ? 1 : 0)
+      return CurlEventLoop(configuration: share)
+    }
   }
 
   deinit {
-    loop.shutdown()
+    for loop in loops { loop.shutdown() }
   }
 
   /// Sends `request` once; a request with a ``DownloadAttribute`` gets a `2xx` body in its
@@ -146,6 +173,7 @@ public final class CurlTransport: Transport, CustomStringConvertible {
     // `Request.timeout` covers the attempt with all its redirect hops: each hop gets what is
     // left of it (one clock read per request with a timeout).
     let deadline = request.timeout.map { Deadline(after: $0) }
+    let loop = pickLoop()
     var response = try await loop.perform(request, limits: limits(for: request))
     // Only a 3xx may be followed: the rest skip the redirect bookkeeping (a copy of the
     // request, an array of the hops and the policy), per request.
@@ -202,7 +230,7 @@ public final class CurlTransport: Transport, CustomStringConvertible {
         current.timeout = left
       }
       do {
-        response = try await loop.perform(current, limits: limits(for: current))
+        response = try await pickLoop().perform(current, limits: limits(for: current))
       } catch var error as CourierError {
         // The caller's request, as URLSession reports it; the hop goes in the message.
         error.request = request
@@ -237,27 +265,29 @@ public final class CurlTransport: Transport, CustomStringConvertible {
 
   /// Fails every request in flight with kind ``CourierError/Kind/cancelled`` (its debug
   /// description says the transport was shut down), closes every connection, and joins the
-  /// event-loop thread before returning. Every later ``send(_:)`` fails with kind
+  /// event-loop threads before returning. Every later ``send(_:)`` fails with kind
   /// ``CourierError/Kind/invalidRequest`` without touching the network. Calling it again does
   /// nothing.
   public func shutdown() {
-    loop.shutdown()
+    for loop in loops { loop.shutdown() }
   }
 
   /// Whether ``shutdown()`` was called.
-  public var isShutDown: Bool { loop.isShutDown }
+  public var isShutDown: Bool { loops[0].isShutDown }
 
   /// How many connections the transport has opened so far (libcurl's `CURLINFO_NUM_CONNECTS`
   /// summed over every transfer): with keep-alive, far fewer than the requests sent.
-  public var openedConnections: Int { loop.openedConnections }
+  public var openedConnections: Int { loops.reduce(0) { $0 + $1.openedConnections } }
 
-  /// How often callers woke the event-loop thread, and how many turns it made (for tests).
+  /// How often callers woke the event-loop threads, and how many turns they made (for tests).
   var loopActivity: (wakeUps: Int, turns: Int) {
-    (loop.wakeUps.load(ordering: .relaxed), loop.turns.load(ordering: .relaxed))
+    loops.reduce((0, 0)) {
+      ($0.0 + $1.wakeUps.load(ordering: .relaxed), $0.1 + $1.turns.load(ordering: .relaxed))
+    }
   }
 
   /// The settings that change what goes on the wire:
-  /// `CurlTransport(HTTP/1.1; 8 connections per host; body limit 32 MiB; decoding: none)`.
+  /// `CurlTransport(HTTP/1.1; 16 connections per host; body limit 32 MiB; decoding: none)`.
   public var description: String {
     "CurlTransport(\(configuration.httpVersion); "
       + "\(configuration.maximumConnectionsPerHost) connections per host; "

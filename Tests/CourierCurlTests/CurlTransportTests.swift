@@ -690,7 +690,7 @@ struct CurlTransportTests {
   func description() {
     #expect(
       CurlTransport().description
-        == "CurlTransport(HTTP/1.1; 8 connections per host; body limit 32 MiB; decoding: none)")
+        == "CurlTransport(HTTP/1.1; 16 connections per host; body limit 32 MiB; decoding: none)")
     let configuration = CurlTransport.Configuration.standard
     #expect(configuration.maximumResponseBodySize == ResponsePipeline.defaultMaximumDecodedBodySize)
     #expect(configuration.connectTimeout == .seconds(10))

@@ -39,7 +39,8 @@ struct PromisesCurlTests {
   func configurationDefaults() {
     let standard = CurlTransport.Configuration.standard
     #expect(standard == CurlTransport.Configuration())
-    #expect(standard.maximumConnectionsPerHost == 8)
+    #expect(standard.maximumConnectionsPerHost == 16)
+    #expect(standard.eventLoops == CurlTransport.Configuration.defaultEventLoops)
     #expect(standard.contentDecoding == .none)
     #expect(standard.httpVersion == .http1)
     #expect(standard.tls == .system)

@@ -65,7 +65,7 @@ struct PromisesPresetTests {
           == Self.numbered(
             Self.readmeMiddlewareLines,
             transport:
-              "CurlTransport(HTTP/1.1; 8 connections per host; body limit 32 MiB; decoding: none)"
+              "CurlTransport(HTTP/1.1; 16 connections per host; body limit 32 MiB; decoding: none)"
           ))
     }
   #endif
