@@ -8,9 +8,10 @@ import Synchronization
   import Darwin
 #endif
 
-/// The event loop of one ``CurlTransport``: a thread that drives a `CURLM` through libcurl's
-/// socket interface (`curl_multi_socket_action`), waiting in one `poll` on the sockets and the
-/// timer libcurl asks for (``CurlSocketInterest``, ``PollSet``).
+/// One event loop of a ``CurlTransport`` (it has ``CurlTransport/Configuration/eventLoops``
+/// of them): a thread that drives a `CURLM` through libcurl's socket interface
+/// (`curl_multi_socket_action`), waiting in one `poll` on the sockets and the timer libcurl
+/// asks for (``CurlSocketInterest``, ``PollSet``).
 ///
 /// ## Who touches libcurl
 /// The multi handle, the table of transfers in flight (``CurlLoopCore``), the spare easy
