@@ -191,7 +191,8 @@ public final class CurlTransport: Transport, CustomStringConvertible {
     self.loops = shares.map { share in
       var loopConfiguration = configuration
       loopConfiguration.maximumConnectionsPerHost = share
-      return CurlEventLoop(configuration: loopConfiguration)
+      return CurlEventLoop(
+        configuration: loopConfiguration, hostLimit: count > 1 ? connections : nil)
     }
   }
 

@@ -56,4 +56,30 @@ struct EventLoopsTests {
     }
     #expect(transport.openedConnections == 1)
   }
+
+  @Test("a request that waited too long names the host's limit, not one loop's share")
+  func waitedTooLongNamesTheLimit() async throws {
+    var configuration = CurlTransport.Configuration.standard
+    configuration.maximumConnectionsPerHost = 2
+    configuration.eventLoops = 2
+    let fixture = try CurlFixture(configuration)
+    defer { fixture.shutdown() }
+    fixture.server.setDispatcher { request in
+      request.path.hasSuffix("hang") ? MockResponse(fault: .hang) : .text("ok")
+    }
+    let transport = fixture.transport
+    let hangs = (0..<2).map { _ in
+      Task { try await transport.send(Request(url: fixture.server.url("hang"))) }
+    }
+    _ = try await fixture.server.takeRequest()
+    _ = try await fixture.server.takeRequest()
+    var request = Request(url: fixture.server.url("waits"))
+    request.timeout = .milliseconds(200)
+    let error = await #expect(throws: CourierError.self) { try await transport.send(request) }
+    #expect(error?.kind == .timedOut)
+    let message = error?.debugMessage ?? ""
+    #expect(message.contains("maximumConnectionsPerHost (2)"), "\(message)")
+    transport.shutdown()
+    for hang in hangs { _ = await hang.result }
+  }
 }
