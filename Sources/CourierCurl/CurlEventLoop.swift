@@ -105,7 +105,10 @@ final class CurlEventLoop: Sendable {
   /// `MSG_NOSIGNAL` (7.88.0).
   static let versionWithoutSIGPIPE: UInt32 = 0x07_58_00
 
-  init(configuration: CurlTransport.Configuration) {
+  /// Creates the loop and starts its thread; `hostLimit` is the transport's whole
+  /// ``CurlTransport/Configuration/maximumConnectionsPerHost`` when `configuration` holds this
+  /// loop's share of it (for the messages of requests that waited too long).
+  init(configuration: CurlTransport.Configuration, hostLimit: Int? = nil) {
     self.configuration = configuration
     var reader: Int32 = -1
     var writer: Int32 = -1
@@ -131,7 +134,8 @@ final class CurlEventLoop: Sendable {
       interest.install(on: multi)
       engine = Engine(
         multi: multi,
-        core: CurlLoopCore(multi: multi, configuration: configuration, sockets: interest),
+        core: CurlLoopCore(
+          multi: multi, configuration: configuration, sockets: interest, hostLimit: hostLimit),
         interest: interest)
       state.running = true
     } else {

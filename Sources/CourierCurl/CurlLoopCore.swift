@@ -24,14 +24,18 @@ final class CurlLoopCore {
   private var spareHandles: [CurlEasyHandle] = []
   /// The transfers each origin has in libcurl, and the requests waiting their turn.
   private var queue: CurlOriginQueue
+  /// The transport's whole ``CurlTransport/Configuration/maximumConnectionsPerHost`` when this
+  /// loop has a share of it only (the configuration holds the share); `nil` with one loop.
+  private let hostLimit: Int?
   /// When ``expireWaiting(completions:)`` last looked.
   private var lastExpiry = ContinuousClock.now
 
   init(
     multi: UnsafeMutableRawPointer, configuration: CurlTransport.Configuration,
-    sockets: CurlSocketInterest
+    sockets: CurlSocketInterest, hostLimit: Int? = nil
   ) {
     self.multi = multi
+    self.hostLimit = hostLimit
     self.configuration = configuration
     self.sockets = sockets
     // One transfer per connection over HTTP/1.1; over HTTP/2, which libcurl negotiates for
@@ -153,7 +157,10 @@ final class CurlLoopCore {
       kind: .timedOut,
       debugMessage: "the request's timeout (\(timeout)) passed while it waited for a "
         + "connection: \(origin) had \(queue.limit(secure: secure)) transfers in flight "
-        + "(CurlTransport.Configuration.maximumConnectionsPerHost)",
+        + (hostLimit.map {
+          "on its event loop, its share of "
+            + "CurlTransport.Configuration.maximumConnectionsPerHost (\($0))"
+        } ?? "(CurlTransport.Configuration.maximumConnectionsPerHost)"),
       request: ticket.request, attempts: 1, stage: "transport")
   }
 

@@ -1,5 +1,6 @@
 import CourierCore
 import Foundation
+import Synchronization
 
 /// A ``Transport`` that sends each attempt with libcurl's multi interface, driven by event-loop
 /// threads of its own — several times faster than `URLSessionTransport` on Linux.
@@ -9,7 +10,9 @@ import Foundation
 /// (``Configuration/eventLoops``, two where the machine has two cores or more) runs its
 /// transfers in one `CURLM` through libcurl's socket interface, reusing keep-alive
 /// connections. A request goes to the first loop when that one has nothing else in progress,
-/// else to the loop with the fewest. A caller that is the only one in progress on its loop
+/// else to the loop with the most of its share of the host's connections left (on a tie, the
+/// one with the fewest requests in progress), so that a host below its limit never waits
+/// for a connection. A caller that is the only one in progress on its loop
 /// adds its transfer and sends the request from its own thread; otherwise it hands the
 /// transfer to the loop thread through a locked queue and an `eventfd`. Requests beyond a
 /// loop's share of ``Configuration/maximumConnectionsPerHost`` wait in the loop, in order.
@@ -119,17 +122,51 @@ public final class CurlTransport: Transport, CustomStringConvertible {
 
   /// The event loops; the first takes every request while it has nothing else in progress.
   private let loops: [CurlEventLoop]
+  /// Each loop's share of ``Configuration/maximumConnectionsPerHost``, by index.
+  private let shares: [Int]
+  /// With more than one loop, the callers inside ``perform(_:)`` per origin (the key of
+  /// ``CurlOriginQueue/origin(of:)``) and loop: what ``pickLoop(for:)`` reads so that a host
+  /// below its limit in total is never sent to a loop whose share for it is taken.
+  private let originCallers = Mutex<[String: [Int]]>([:])
 
-  /// The loop for the next request: the first unless it has callers and another has fewer.
-  private func pickLoop() -> CurlEventLoop {
-    var best = loops[0]
-    var fewest = best.callersInside
-    if fewest == 0 { return best }
-    for candidate in loops.dropFirst() {
-      let count = candidate.callersInside
-      if count < fewest {
-        best = candidate
-        fewest = count
+  /// Runs one hop of a request on the loop ``pickLoop(for:)`` chooses.
+  private func perform(_ request: Request) async throws -> Response {
+    guard loops.count > 1 else {
+      return try await loops[0].perform(request, limits: limits(for: request))
+    }
+    let origin = CurlOriginQueue.origin(of: request.url)
+    let index = originCallers.withLock { table in
+      let index = pickLoop(for: table[origin])
+      table[origin, default: Array(repeating: 0, count: loops.count)][index] += 1
+      return index
+    }
+    defer {
+      originCallers.withLock { table in
+        guard var counts = table.removeValue(forKey: origin) else { return }
+        counts[index] -= 1
+        if counts.contains(where: { $0 > 0 }) { table[origin] = counts }
+      }
+    }
+    return try await loops[index].perform(request, limits: limits(for: request))
+  }
+
+  /// The loop for the next request to an origin with `callers` inside each loop: the one with
+  /// the most of its share left for the origin, so that the host's limit is the host's over
+  /// all loops; among those, the one with the fewest callers, the first on a tie. The first
+  /// loop, when it has no caller, has its whole share left, the largest: one request at a
+  /// time always goes there.
+  private func pickLoop(for callers: [Int]?) -> Int {
+    var best = 0
+    var bestRoom = shares[0] - (callers?[0] ?? 0)
+    var bestBusy = loops[0].callersInside
+    for index in loops.indices.dropFirst() {
+      let room = shares[index] - (callers?[index] ?? 0)
+      guard room >= bestRoom else { continue }
+      let busy = loops[index].callersInside
+      if room > bestRoom || busy < bestBusy {
+        best = index
+        bestRoom = room
+        bestBusy = busy
       }
     }
     return best
@@ -149,10 +186,13 @@ public final class CurlTransport: Transport, CustomStringConvertible {
     // The per-host limit shared out: 8 over 2 loops is 4 each, 3 is 2 and 1.
     let connections = min(max(1, configuration.maximumConnectionsPerHost), 65_535)
     let count = min(max(1, configuration.eventLoops), connections)
-    self.loops = (0..<count).map { index in
-      var share = configuration
-      share.maximumConnectionsPerHost = connections / count + (index < connections % count ? 1 : 0)
-      return CurlEventLoop(configuration: share)
+    let shares = (0..<count).map { connections / count + ($0 < connections % count ? 1 : 0) }
+    self.shares = shares
+    self.loops = shares.map { share in
+      var loopConfiguration = configuration
+      loopConfiguration.maximumConnectionsPerHost = share
+      return CurlEventLoop(
+        configuration: loopConfiguration, hostLimit: count > 1 ? connections : nil)
     }
   }
 
@@ -173,8 +213,7 @@ public final class CurlTransport: Transport, CustomStringConvertible {
     // `Request.timeout` covers the attempt with all its redirect hops: each hop gets what is
     // left of it (one clock read per request with a timeout).
     let deadline = request.timeout.map { Deadline(after: $0) }
-    let loop = pickLoop()
-    var response = try await loop.perform(request, limits: limits(for: request))
+    var response = try await perform(request)
     // Only a 3xx may be followed: the rest skip the redirect bookkeeping (a copy of the
     // request, an array of the hops and the policy), per request.
     if (300..<400).contains(response.status) {
@@ -230,7 +269,7 @@ public final class CurlTransport: Transport, CustomStringConvertible {
         current.timeout = left
       }
       do {
-        response = try await pickLoop().perform(current, limits: limits(for: current))
+        response = try await perform(current)
       } catch var error as CourierError {
         // The caller's request, as URLSession reports it; the hop goes in the message.
         error.request = request
