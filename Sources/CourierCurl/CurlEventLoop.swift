@@ -167,10 +167,13 @@ final class CurlEventLoop: Sendable {
 
   // MARK: Callers
 
-  /// Runs one transfer and returns its response; see ``CurlTransport/send(_:)``.
-  func perform(_ request: Request, limits: CurlTransferLimits) async throws -> Response {
+  /// Runs one transfer and returns its response; see ``CurlTransport/send(_:)``. `origin`:
+  /// the request's (``CurlOriginQueue/originAndScheme(of:)``) when the caller read it already.
+  func perform(
+    _ request: Request, limits: CurlTransferLimits, origin: (origin: String, secure: Bool)? = nil
+  ) async throws -> Response {
     if RequestCancellation.isCancelled { throw Self.cancelledError(request) }
-    let ticket = CurlTicket(request: request, limits: limits)
+    let ticket = CurlTicket(request: request, limits: limits, origin: origin)
     let alone = callers.wrappingAdd(1, ordering: .relaxed).newValue == 1
     defer {
       callers.wrappingSubtract(1, ordering: .relaxed)

@@ -52,7 +52,7 @@ final class CurlLoopCore {
   /// Adds `ticket`'s transfer to the multi handle, or, when its origin has ``queue``'s limit of
   /// transfers in flight already, puts it in the origin's line until one of them ends.
   func start(_ ticket: CurlTicket, completions: inout [Completion]) {
-    let (origin, secure) = CurlOriginQueue.originAndScheme(of: ticket.request.url)
+    let (origin, secure) = (ticket.origin, ticket.isSecure)
     guard queue.admit(origin, secure: secure) else {
       // A ticket cancelled before it got here (its cancellation reached the loop in an
       // earlier turn, when there was nothing to remove) must not wait for a turn it will
@@ -141,7 +141,7 @@ final class CurlLoopCore {
     guard now - lastExpiry >= .milliseconds(100) else { return }
     lastExpiry = now
     for waiting in queue.removeExpired(at: now) {
-      let origin = CurlOriginQueue.origin(of: waiting.ticket.request.url)
+      let origin = waiting.ticket.origin
       completions.append((waiting.ticket, .failure(waitedTooLong(waiting.ticket, origin: origin))))
     }
   }
@@ -152,7 +152,7 @@ final class CurlLoopCore {
 
   private func waitedTooLong(_ ticket: CurlTicket, origin: String) -> CourierError {
     let timeout = ticket.request.timeout ?? .zero
-    let secure = CurlOriginQueue.originAndScheme(of: ticket.request.url).secure
+    let secure = ticket.isSecure
     return CourierError(
       kind: .timedOut,
       debugMessage: "the request's timeout (\(timeout)) passed while it waited for a "
@@ -169,7 +169,7 @@ final class CurlLoopCore {
   func cancel(_ ticket: CurlTicket, completions: inout [Completion]) {
     guard let transfer = byTicket.removeValue(forKey: ObjectIdentifier(ticket)) else {
       // Still waiting for its turn: out of the line.
-      let origin = CurlOriginQueue.origin(of: ticket.request.url)
+      let origin = ticket.origin
       if queue.remove(ticket, from: origin) {
         completions.append((ticket, .failure(CurlEventLoop.cancelledError(ticket.request))))
       }

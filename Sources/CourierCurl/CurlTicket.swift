@@ -9,6 +9,10 @@ import CourierCore
 final class CurlTicket: Sendable {
   let request: Request
   let limits: CurlTransferLimits
+  /// The request's origin as ``CurlOriginQueue`` counts it (host and port), and whether its
+  /// scheme is `https`.
+  let origin: String
+  let isSecure: Bool
 
   private struct State {
     var continuation: UnsafeContinuation<Response, any Error>?
@@ -18,9 +22,14 @@ final class CurlTicket: Sendable {
 
   private let state = PThreadLock(State())
 
-  init(request: Request, limits: CurlTransferLimits) {
+  /// `origin`: the request's, when the caller has read it already (``CurlOriginQueue``).
+  init(
+    request: Request, limits: CurlTransferLimits,
+    origin: (origin: String, secure: Bool)? = nil
+  ) {
     self.request = request
     self.limits = limits
+    (self.origin, isSecure) = origin ?? CurlOriginQueue.originAndScheme(of: request.url)
   }
 
   /// Keeps the caller's continuation. When the request was cancelled already, resumes it with

@@ -131,24 +131,38 @@ public final class CurlTransport: Transport, CustomStringConvertible {
 
   /// Runs one hop of a request on the loop ``pickLoop(for:)`` chooses.
   private func perform(_ request: Request) async throws -> Response {
+    let origin = CurlOriginQueue.originAndScheme(of: request.url)
     guard loops.count > 1 else {
-      return try await loops[0].perform(request, limits: limits(for: request))
+      return try await loops[0].perform(request, limits: limits(for: request), origin: origin)
     }
-    let origin = CurlOriginQueue.origin(of: request.url)
-    let index = originCallers.withLock { table in
-      let index = pickLoop(for: table[origin])
-      table[origin, default: Array(repeating: 0, count: loops.count)][index] += 1
-      return index
+    let loop = originCallers.withLock { table in
+      // An origin's entry stays when its counts drop to zero (no allocation per request one
+      // at a time); idle entries go once the table holds more than `keptOrigins`.
+      if let entry = table.index(forKey: origin.origin) {
+        let loop = pickLoop(for: table.values[entry])
+        table.values[entry][loop] += 1
+        return loop
+      }
+      let loop = pickLoop(for: nil)
+      var counts = Array(repeating: 0, count: loops.count)
+      counts[loop] = 1
+      table[origin.origin] = counts
+      return loop
     }
     defer {
       originCallers.withLock { table in
-        guard var counts = table.removeValue(forKey: origin) else { return }
-        counts[index] -= 1
-        if counts.contains(where: { $0 > 0 }) { table[origin] = counts }
+        guard let entry = table.index(forKey: origin.origin) else { return }
+        table.values[entry][loop] -= 1
+        if table.count > Self.keptOrigins {
+          table = table.filter { $0.value.contains { $0 > 0 } }
+        }
       }
     }
-    return try await loops[index].perform(request, limits: limits(for: request))
+    return try await loops[loop].perform(request, limits: limits(for: request), origin: origin)
   }
+
+  /// How many origins ``originCallers`` keeps with nothing in flight.
+  private static let keptOrigins = 64
 
   /// The loop for the next request to an origin with `callers` inside each loop: the one with
   /// the most of its share left for the origin, so that the host's limit is the host's over
