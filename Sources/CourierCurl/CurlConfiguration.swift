@@ -63,7 +63,9 @@ extension CurlTransport {
     /// request at a time always uses the same thread and connection. ``maximumConnectionsPerHost``
     /// is shared out between the loops (a limit of 8 is 4 per loop with 2), and there are never
     /// more loops than connections allowed; a request goes to a loop with connections to its
-    /// host left, so the limit is the host's over all loops. Values below 1 count as 1.
+    /// host left, so the limit is the host's over all loops. Over the ``HTTPVersion/http2``
+    /// opt-in the transport runs one loop whatever this says, so that requests to one host
+    /// share one connection as streams. Values below 1 count as 1.
     public var eventLoops: Int
 
     /// 2 where the machine has two cores or more, else 1.

@@ -199,7 +199,10 @@ public final class CurlTransport: Transport, CustomStringConvertible {
     self.redirectPolicy = redirectPolicy
     // The per-host limit shared out: 8 over 2 loops is 4 each, 3 is 2 and 1.
     let connections = min(max(1, configuration.maximumConnectionsPerHost), 65_535)
-    let count = min(max(1, configuration.eventLoops), connections)
+    // Over HTTP/2 one loop: requests to one host share one connection as streams, which two
+    // multi handles could not.
+    let loopsWanted = configuration.httpVersion == .http1 ? configuration.eventLoops : 1
+    let count = min(max(1, loopsWanted), connections)
     let shares = (0..<count).map { connections / count + ($0 < connections % count ? 1 : 0) }
     self.shares = shares
     self.loops = shares.map { share in
@@ -331,6 +334,9 @@ public final class CurlTransport: Transport, CustomStringConvertible {
   /// How many connections the transport has opened so far (libcurl's `CURLINFO_NUM_CONNECTS`
   /// summed over every transfer): with keep-alive, far fewer than the requests sent.
   public var openedConnections: Int { loops.reduce(0) { $0 + $1.openedConnections } }
+
+  /// How many event loops the transport runs (for tests).
+  var eventLoopCount: Int { loops.count }
 
   /// How often callers woke the event-loop threads, and how many turns they made (for tests).
   var loopActivity: (wakeUps: Int, turns: Int) {

@@ -82,4 +82,22 @@ struct EventLoopsTests {
     transport.shutdown()
     for hang in hangs { _ = await hang.result }
   }
+
+  @Test("loops: as configured over HTTP/1.1, never more than connections, one over HTTP/2")
+  func loopCount() {
+    func loops(_ version: CurlTransport.HTTPVersion, eventLoops: Int, connections: Int) -> Int {
+      var configuration = CurlTransport.Configuration.standard
+      configuration.httpVersion = version
+      configuration.eventLoops = eventLoops
+      configuration.maximumConnectionsPerHost = connections
+      let transport = CurlTransport(configuration: configuration)
+      defer { transport.shutdown() }
+      return transport.eventLoopCount
+    }
+    #expect(loops(.http1, eventLoops: 2, connections: 16) == 2)
+    #expect(loops(.http1, eventLoops: 3, connections: 2) == 2)
+    #expect(loops(.http1, eventLoops: 0, connections: 16) == 1)
+    // HTTP/2 carries a host's requests as streams of one connection: one multi handle.
+    #expect(loops(.http2, eventLoops: 2, connections: 16) == 1)
+  }
 }
