@@ -2,6 +2,7 @@ import CCourierCurl
 import Courier
 import CourierTesting
 import Foundation
+import Synchronization
 import Testing
 
 @testable import CourierCurl
@@ -21,7 +22,7 @@ struct OriginQueueTests {
   @Test("an origin is its host, lowercased, and its port, the scheme's default when unnamed")
   func originKeys() {
     func origin(_ text: String) -> String {
-      CurlOriginQueue.origin(of: URL(string: text) ?? URL(fileURLWithPath: "/"))
+      CurlOriginQueue.originAndScheme(of: URL(string: text) ?? URL(fileURLWithPath: "/")).origin
     }
     #expect(origin("http://Example.COM/a") == "example.com:80")
     #expect(origin("https://example.com/a") == "example.com:443")
@@ -275,12 +276,15 @@ struct OriginQueueTests {
     configuration.maximumConnectionsPerHost = 1
     let fixture = try CurlFixture(configuration)
     defer { fixture.shutdown() }
-    fixture.server.setDispatcher { _ in MockResponse(status: 200, delay: .seconds(1)) }
-    let transport = fixture.transport
-    let first = Task {
-      _ = try await transport.send(Request(url: fixture.server.url("first")))
-      return ContinuousClock.now
+    // When the first request reached the server (a server thread, not the cooperative pool,
+    // stamps it): its answer leaves no earlier than a second later.
+    let firstArrived = ArrivalStamp()
+    fixture.server.setDispatcher { request in
+      if request.path.hasSuffix("first") { firstArrived.stamp() }
+      return MockResponse(status: 200, delay: .seconds(1))
     }
+    let transport = fixture.transport
+    let first = Task { try await transport.send(Request(url: fixture.server.url("first"))) }
     _ = try await fixture.server.takeRequest()
     // Sent while the first holds the only connection, it waits for it (up to 1 s), then needs
     // 1 s more: 1.5 s in all is too little, though it would be enough if its clock started
@@ -289,10 +293,11 @@ struct OriginQueueTests {
     second.timeout = .milliseconds(1_500)
     let sent = ContinuousClock.now
     let error = await courierError { try await transport.send(second) }
-    let firstDone = try await first.value
-    // Only meaningful when the wait was long enough to matter (a slow machine may have run
-    // this task after the first request was over).
-    if firstDone - sent > .milliseconds(600) {
+    _ = try await first.value
+    // Only meaningful when it was sent at least 600 ms before the first answer could leave
+    // (a loaded machine may run this task late). The stamp is the server's, not this task's:
+    // a starved pool resumes a task long after its answer came.
+    if let arrived = firstArrived.instant, arrived + .seconds(1) - sent > .milliseconds(600) {
       #expect(error?.kind == .timedOut)
     }
   }
@@ -366,4 +371,13 @@ private final class CoreHarness {
     courier_curl_multi_cleanup(multi)
     withExtendedLifetime(interest) {}
   }
+}
+
+/// When something happened, stamped from any thread.
+private final class ArrivalStamp: Sendable {
+  private let stamped = Mutex<ContinuousClock.Instant?>(nil)
+
+  func stamp() { stamped.withLock { $0 = $0 ?? .now } }
+
+  var instant: ContinuousClock.Instant? { stamped.withLock { $0 } }
 }
