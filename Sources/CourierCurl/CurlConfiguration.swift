@@ -96,6 +96,10 @@ extension CurlTransport {
       self.eventLoops = eventLoops
     }
 
+    /// ``maximumConnectionsPerHost`` within 1...65,535: a host has at most 65,535 ports to be
+    /// reached on, and `4 ×` the value (libcurl's idle cache) cannot overflow.
+    var connectionLimit: Int { min(max(1, maximumConnectionsPerHost), 65_535) }
+
     /// The fewest idle connections kept over all hosts.
     static let minimumIdleConnections = 64
 

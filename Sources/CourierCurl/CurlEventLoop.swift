@@ -121,9 +121,7 @@ final class CurlEventLoop: Sendable {
     } else if let failure = courier_curl_load_failure() {
       state.startupFailure = "CurlTransport cannot start: " + String(cString: failure)
     } else if let multi = courier_curl_multi_init() {
-      // Clamped, so that `4 * perHost` below cannot overflow; a host has at most 65,535 ports
-      // to be reached on anyway.
-      let perHost = min(max(1, configuration.maximumConnectionsPerHost), 65_535)
+      let perHost = configuration.connectionLimit
       _ = courier_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, perHost)
       // libcurl's own cache size is 4× the transfers in flight *now*: between bursts it
       // shrinks and closes idle connections, which then have to be opened again.
@@ -168,9 +166,9 @@ final class CurlEventLoop: Sendable {
   // MARK: Callers
 
   /// Runs one transfer and returns its response; see ``CurlTransport/send(_:)``. `origin`:
-  /// the request's (``CurlOriginQueue/originAndScheme(of:)``) when the caller read it already.
+  /// the request's, as ``CurlOriginQueue/originAndScheme(of:)`` reads it.
   func perform(
-    _ request: Request, limits: CurlTransferLimits, origin: (origin: String, secure: Bool)? = nil
+    _ request: Request, limits: CurlTransferLimits, origin: (origin: String, secure: Bool)
   ) async throws -> Response {
     if RequestCancellation.isCancelled { throw Self.cancelledError(request) }
     let ticket = CurlTicket(request: request, limits: limits, origin: origin)

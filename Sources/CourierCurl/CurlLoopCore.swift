@@ -41,7 +41,7 @@ final class CurlLoopCore {
     // One transfer per connection over HTTP/1.1; over HTTP/2, which libcurl negotiates for
     // `https` only, up to libcurl's 100 streams each. An `https` server that answers in
     // HTTP/1.1 then has the excess wait in libcurl's own list.
-    let perHost = min(max(1, configuration.maximumConnectionsPerHost), 65_535)
+    let perHost = configuration.connectionLimit
     queue = CurlOriginQueue(
       limit: perHost, secureLimit: configuration.httpVersion == .http1 ? perHost : perHost * 100)
   }
@@ -52,8 +52,7 @@ final class CurlLoopCore {
   /// Adds `ticket`'s transfer to the multi handle, or, when its origin has ``queue``'s limit of
   /// transfers in flight already, puts it in the origin's line until one of them ends.
   func start(_ ticket: CurlTicket, completions: inout [Completion]) {
-    let (origin, secure) = (ticket.origin, ticket.isSecure)
-    guard queue.admit(origin, secure: secure) else {
+    guard queue.admit(ticket.origin, secure: ticket.isSecure) else {
       // A ticket cancelled before it got here (its cancellation reached the loop in an
       // earlier turn, when there was nothing to remove) must not wait for a turn it will
       // never use: nothing else would fail it before then.
@@ -61,20 +60,18 @@ final class CurlLoopCore {
         completions.append((ticket, .failure(CurlEventLoop.cancelledError(ticket.request))))
         return
       }
-      queue.wait(ticket, for: origin, since: .now)
+      queue.wait(ticket, for: ticket.origin, since: .now)
       return
     }
-    launch(ticket, to: origin, waited: .zero, completions: &completions)
+    launch(ticket, waited: .zero, completions: &completions)
   }
 
-  /// Launches `ticket`, counted in for `origin` already; when it fails before reaching
-  /// libcurl, launches the next waiting request in its place, and so on.
-  private func launch(
-    _ ticket: CurlTicket, to origin: String, waited: Duration, completions: inout [Completion]
-  ) {
+  /// Launches `ticket`, counted in for its origin already; when it fails before reaching
+  /// libcurl, launches the next request waiting for that origin in its place, and so on.
+  private func launch(_ ticket: CurlTicket, waited: Duration, completions: inout [Completion]) {
     var current = (ticket: ticket, waited: waited)
-    while !add(current.ticket, to: origin, waited: current.waited, completions: &completions) {
-      guard let next = queue.finished(origin) else { return }
+    while !add(current.ticket, waited: current.waited, completions: &completions) {
+      guard let next = queue.finished(ticket.origin) else { return }
       current = (next.ticket, .now - next.since)
     }
   }
@@ -82,7 +79,7 @@ final class CurlLoopCore {
   /// Configures an easy handle for `ticket` and adds it to the multi handle (`true`), or fails
   /// the ticket (`false`). `waited` is how long it waited in ``queue``: its timeout counts it.
   private func add(
-    _ ticket: CurlTicket, to origin: String, waited: Duration, completions: inout [Completion]
+    _ ticket: CurlTicket, waited: Duration, completions: inout [Completion]
   ) -> Bool {
     if ticket.isCancelled {
       completions.append((ticket, .failure(CurlEventLoop.cancelledError(ticket.request))))
@@ -91,7 +88,7 @@ final class CurlLoopCore {
     // Only a request that did wait: a timeout of zero (or less) without waiting is libcurl's
     // to enforce (its shortest, 1 ms), and not the line's fault.
     if let timeout = ticket.request.timeout, waited > .zero, waited >= timeout {
-      completions.append((ticket, .failure(waitedTooLong(ticket, origin: origin))))
+      completions.append((ticket, .failure(waitedTooLong(ticket))))
       return false
     }
     guard let handle = spareHandles.popLast() ?? CurlEasyHandle() else {
@@ -127,7 +124,6 @@ final class CurlLoopCore {
         (ticket, .failure(failure("curl_multi_add_handle failed: \(added)", ticket))))
       return false
     }
-    transfer.origin = origin
     byTicket[ObjectIdentifier(ticket)] = transfer
     byHandle[easy] = transfer
     return true
@@ -141,8 +137,7 @@ final class CurlLoopCore {
     guard now - lastExpiry >= .milliseconds(100) else { return }
     lastExpiry = now
     for waiting in queue.removeExpired(at: now) {
-      let origin = waiting.ticket.origin
-      completions.append((waiting.ticket, .failure(waitedTooLong(waiting.ticket, origin: origin))))
+      completions.append((waiting.ticket, .failure(waitedTooLong(waiting.ticket))))
     }
   }
 
@@ -150,13 +145,12 @@ final class CurlLoopCore {
   /// (their timeouts are checked that often), else a second.
   var waitLimit: Int32 { queue.waitingCount > 0 ? 100 : 1_000 }
 
-  private func waitedTooLong(_ ticket: CurlTicket, origin: String) -> CourierError {
+  private func waitedTooLong(_ ticket: CurlTicket) -> CourierError {
     let timeout = ticket.request.timeout ?? .zero
-    let secure = ticket.isSecure
     return CourierError(
       kind: .timedOut,
       debugMessage: "the request's timeout (\(timeout)) passed while it waited for a "
-        + "connection: \(origin) had \(queue.limit(secure: secure)) transfers in flight "
+        + "connection: \(ticket.origin) had \(queue.limit(secure: ticket.isSecure)) transfers in flight "
         + (hostLimit.map {
           "on its event loop, its share of "
             + "CurlTransport.Configuration.maximumConnectionsPerHost (\($0))"
@@ -169,8 +163,7 @@ final class CurlLoopCore {
   func cancel(_ ticket: CurlTicket, completions: inout [Completion]) {
     guard let transfer = byTicket.removeValue(forKey: ObjectIdentifier(ticket)) else {
       // Still waiting for its turn: out of the line.
-      let origin = ticket.origin
-      if queue.remove(ticket, from: origin) {
+      if queue.remove(ticket, from: ticket.origin) {
         completions.append((ticket, .failure(CurlEventLoop.cancelledError(ticket.request))))
       }
       return
@@ -239,9 +232,8 @@ final class CurlLoopCore {
     if case .failure = result { transfer.handle.needsReset = true }
     recycle(transfer.handle)
     completions.append((transfer.ticket, consume result))
-    if let next = queue.finished(transfer.origin) {
-      launch(
-        next.ticket, to: transfer.origin, waited: .now - next.since, completions: &completions)
+    if let next = queue.finished(transfer.ticket.origin) {
+      launch(next.ticket, waited: .now - next.since, completions: &completions)
     }
   }
 

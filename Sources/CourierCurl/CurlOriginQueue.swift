@@ -117,11 +117,9 @@ struct CurlOriginQueue {
   func limit(secure: Bool) -> Int { secure ? secureLimit : limit }
 
   /// The key libcurl groups a URL's connections under: its host, lowercased, and its port
-  /// (the scheme's default when the URL names none). Read from the URL's text in one pass:
-  /// asking `URL` for its host and port parses it again, several times the cost.
-  static func origin(of url: URL) -> String { originAndScheme(of: url).origin }
-
-  /// ``origin(of:)``, and whether the URL's scheme is `https`.
+  /// (the scheme's default when the URL names none); and whether the URL's scheme is `https`.
+  /// Read from the URL's text in one pass: asking `URL` for its host and port parses it again,
+  /// several times the cost.
   static func originAndScheme(of url: URL) -> (origin: String, secure: Bool) {
     var text = url.absoluteString
     return text.withUTF8 { bytes -> (origin: String, secure: Bool)? in

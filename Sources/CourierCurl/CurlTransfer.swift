@@ -26,8 +26,6 @@ final class CurlTransfer {
   let easy: UnsafeMutableRawPointer
   /// How long the request waited for its turn before this transfer began.
   private let waited: Duration
-  /// The origin the loop counts this transfer under (``CurlOriginQueue``).
-  var origin = ""
 
   private let limit: Int
   private var errorBuffer: UnsafeMutablePointer<CChar> { handle.errorBuffer }

@@ -125,7 +125,7 @@ public final class CurlTransport: Transport, CustomStringConvertible {
   /// Each loop's share of ``Configuration/maximumConnectionsPerHost``, by index.
   private let shares: [Int]
   /// With more than one loop, the callers inside ``perform(_:)`` per origin (the key of
-  /// ``CurlOriginQueue/origin(of:)``) and loop: what ``pickLoop(for:)`` reads so that a host
+  /// ``CurlOriginQueue/originAndScheme(of:)``) and loop: what ``pickLoop(for:)`` reads so that a host
   /// below its limit in total is never sent to a loop whose share for it is taken.
   private let originCallers = Mutex<[String: [Int]]>([:])
 
@@ -198,7 +198,7 @@ public final class CurlTransport: Transport, CustomStringConvertible {
     self.configuration = configuration
     self.redirectPolicy = redirectPolicy
     // The per-host limit shared out: 8 over 2 loops is 4 each, 3 is 2 and 1.
-    let connections = min(max(1, configuration.maximumConnectionsPerHost), 65_535)
+    let connections = configuration.connectionLimit
     // Over HTTP/2 one loop: requests to one host share one connection as streams, which two
     // multi handles could not.
     let loopsWanted = configuration.httpVersion == .http1 ? configuration.eventLoops : 1
