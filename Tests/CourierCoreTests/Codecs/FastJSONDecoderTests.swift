@@ -110,6 +110,7 @@ struct FastJSONDecoderTests {
       ("duplicate key", #"{"value": 1, "value": 2}"#),
       ("Double beyond range", #"{"value": 1e400}"#),
       ("Double underflow", #"{"value": 1e-400}"#),
+      ("negative zero with fraction and exponent", #"{"value": -0.0e+3}"#),
       ("UInt from -0", #"{"value": -0}"#),
       ("lone surrogate", #"{"value": 1, "x": "\ud800"}"#),
       ("top-level scalar", #"1"#),
@@ -125,7 +126,8 @@ struct FastJSONDecoderTests {
       case "Float": Self.fast(Holder<Float>.self, json)
       case "Decimal": Self.fast(Holder<Decimal>.self, json)
       case "Data": Self.fast(Holder<Data>.self, json)
-      case "Double beyond range", "Double underflow": Self.fast(Holder<Double>.self, json)
+      case "Double beyond range", "Double underflow", "negative zero with fraction and exponent":
+        Self.fast(Holder<Double>.self, json)
       case "UInt from -0": Self.fast(Holder<UInt>.self, json)
       default: Self.fast(Holder<Int>.self, json)
       }

@@ -232,8 +232,17 @@ final class FastJSONState {
     }
     if result == 0 {
       // 1e-400 reads as zero; JSONDecoder refuses it. Only a mantissa of zeros is zero.
+      var fraction = false
       for byte in bytes[start..<end] {
-        if byte == 0x65 || byte == 0x45 { break }
+        if byte == 0x65 || byte == 0x45 {
+          // JSONDecoder also refuses a negative zero written with a fraction and an exponent
+          // (`-0.0e3`, valid JSON): left to it, so that the answer is its own.
+          if fraction, bytes[start] == 0x2D {
+            throw leaveNumber(path(), node, "is a negative zero JSONDecoder refuses")
+          }
+          break
+        }
+        if byte == 0x2E { fraction = true }
         if byte > 0x30, byte <= 0x39 { throw leaveNumber(path(), node, "underflows Double") }
       }
     }
