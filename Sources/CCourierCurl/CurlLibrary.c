@@ -167,6 +167,11 @@ void courier_curl_easy_reset(void *easy) {
   if (functions != NULL) functions->curl_easy_reset(easy);
 }
 
+CURLcode courier_curl_easy_pause(void *easy, int bitmask) {
+  const struct courier_curl_functions *functions = curl();
+  return functions != NULL ? functions->curl_easy_pause(easy, bitmask) : COURIER_CURLE_FAILED_INIT;
+}
+
 const char *courier_curl_easy_strerror(CURLcode code) {
   const struct courier_curl_functions *functions = curl();
   return functions != NULL ? functions->curl_easy_strerror(code) : NULL;

@@ -26,8 +26,10 @@ extension CurlEventLoop {
     }
 
     /// Starts the transfers of `submitted` (fails them with the shutdown error instead when
-    /// `stopping`) and removes those of `cancelled`.
-    mutating func take(submitted: [CurlTicket], cancelled: [CurlTicket], stopping: Bool) {
+    /// `stopping`), removes those of `cancelled` and lets the paused ones of `resumed` go on.
+    mutating func take(
+      submitted: [CurlTicket], cancelled: [CurlTicket], resumed: [CurlTicket], stopping: Bool
+    ) {
       for ticket in submitted {
         if stopping {
           completions.append((ticket, .failure(CurlEventLoop.shutdownError(ticket.request))))
@@ -36,6 +38,9 @@ extension CurlEventLoop {
         }
       }
       for ticket in cancelled { core.cancel(ticket, completions: &completions) }
+      guard !resumed.isEmpty else { return }
+      for ticket in resumed { core.resume(ticket) }
+      core.collectFinished(into: &completions)
     }
 
     /// Fails every transfer in flight with the shutdown error and cleans up the multi handle;

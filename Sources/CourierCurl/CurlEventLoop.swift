@@ -63,6 +63,8 @@ final class CurlEventLoop: Sendable {
     var running = false
     var submitted: [CurlTicket] = []
     var cancelled: [CurlTicket] = []
+    /// Streamed bodies whose reader made room: their paused transfers go on.
+    var resumed: [CurlTicket] = []
     var isShutDown = false
     var thread: NativeThread?
     /// Why the loop could not start, when it could not.
@@ -88,6 +90,9 @@ final class CurlEventLoop: Sendable {
   /// wakes nothing, and that an idle connection the server closed does not keep `poll` busy.
   let wakeUps = Atomic<Int>(0)
   let turns = Atomic<Int>(0)
+  /// How often a streamed body's reader asked for a paused transfer to go on: what the tests
+  /// read to see that a full buffer did pause it.
+  let streamResumes = Atomic<Int>(0)
   /// The callers inside ``perform(_:limits:)``: one that finds itself alone may start its own
   /// transfer. Counted per call, not per transfer in flight: with 16 requests at once a
   /// caller whose response was just handed back is still inside until its task runs again,
@@ -171,7 +176,9 @@ final class CurlEventLoop: Sendable {
     _ request: Request, limits: CurlTransferLimits, origin: (origin: String, secure: Bool)
   ) async throws -> Response {
     if RequestCancellation.isCancelled { throw Self.cancelledError(request) }
-    let ticket = CurlTicket(request: request, limits: limits, origin: origin)
+    let streams = !request.attributes.isEmpty && request.attributes[ResponseStreamAttribute.self] != nil
+    let ticket = CurlTicket(
+      request: request, limits: limits, origin: origin, loop: streams ? self : nil)
     let alone = callers.wrappingAdd(1, ordering: .relaxed).newValue == 1
     defer {
       callers.wrappingSubtract(1, ordering: .relaxed)
@@ -254,10 +261,24 @@ final class CurlEventLoop: Sendable {
           stage: "transport")))
   }
 
-  private func cancel(_ ticket: CurlTicket) {
+  /// Removes `ticket`'s transfer (or takes it out of the waiting line) and fails its caller or
+  /// its streamed body with ``CourierError/Kind/cancelled``.
+  func cancel(_ ticket: CurlTicket) {
     let queued = shared.withLock { state -> Bool in
       guard state.running else { return false }
       state.cancelled.append(ticket)
+      wakers.add(1, ordering: .sequentiallyConsistent)
+      return true
+    }
+    if queued { wake() }
+  }
+
+  /// Lets `ticket`'s transfer, paused because its streamed body's buffer was full, go on.
+  func resumeStream(_ ticket: CurlTicket) {
+    streamResumes.add(1, ordering: .relaxed)
+    let queued = shared.withLock { state -> Bool in
+      guard state.running else { return false }
+      state.resumed.append(ticket)
       wakers.add(1, ordering: .sequentiallyConsistent)
       return true
     }
@@ -297,6 +318,9 @@ final class CurlEventLoop: Sendable {
 
   var openedConnections: Int { connections.count }
 
+  /// How many transfers are in libcurl (not counting those waiting their turn).
+  var transfersInFlight: Int { engine.withLock { $0?.core.count ?? 0 } }
+
   static func cancelledError(_ request: Request) -> CourierError {
     CourierError(
       kind: .cancelled, debugMessage: "the request was cancelled; its libcurl transfer was removed",
@@ -325,7 +349,9 @@ final class CurlEventLoop: Sendable {
       let work = takeQueuedWork()
       let timeout = engine.withLock { engine -> Int32? in
         guard engine != nil else { return nil }
-        engine!.take(submitted: work.submitted, cancelled: work.cancelled, stopping: work.stopping)
+        engine!.take(
+          submitted: work.submitted, cancelled: work.cancelled, resumed: work.resumed,
+          stopping: work.stopping)
         if work.stopping {
           engine!.stop()
           swap(&completions, &engine!.completions)
@@ -359,18 +385,22 @@ final class CurlEventLoop: Sendable {
     pthread_sigmask(SIG_BLOCK, &signals, nil)
   }
 
-  /// Takes what callers queued since the last turn (tickets, cancellations, the shutdown),
+  /// Takes what callers queued since the last turn (tickets, cancellations, streams to
+  /// resume, the shutdown),
   /// taking the queue's lock only when ``hasWork`` says there is something.
   private func takeQueuedWork() -> (
-    submitted: [CurlTicket], cancelled: [CurlTicket], stopping: Bool
+    submitted: [CurlTicket], cancelled: [CurlTicket], resumed: [CurlTicket], stopping: Bool
   ) {
-    guard hasWork.exchange(false, ordering: .sequentiallyConsistent) else { return ([], [], false) }
+    guard hasWork.exchange(false, ordering: .sequentiallyConsistent) else {
+      return ([], [], [], false)
+    }
     return shared.withLock { state in
       defer {
         state.submitted = []
         state.cancelled = []
+        state.resumed = []
       }
-      return (state.submitted, state.cancelled, state.isShutDown)
+      return (state.submitted, state.cancelled, state.resumed, state.isShutDown)
     }
   }
 

@@ -27,6 +27,9 @@ final class CurlLoopCore {
   /// The transport's whole ``CurlTransport/Configuration/maximumConnectionsPerHost`` when this
   /// loop has a share of it only (the configuration holds the share); `nil` with one loop.
   private let hostLimit: Int?
+  /// The heads of streamed responses that arrived during libcurl's last calls: their callers
+  /// are resumed with them, while their transfers go on.
+  private let heads = CurlStreamHeads()
   /// When ``expireWaiting(completions:)`` last looked.
   private var lastExpiry = ContinuousClock.now
 
@@ -107,7 +110,8 @@ final class CurlLoopCore {
     let transfer: CurlTransfer
     do {
       transfer = try CurlTransfer(
-        ticket: ticket, handle: handle, configuration: configuration, waited: waited)
+        ticket: ticket, handle: handle, configuration: configuration, waited: waited,
+        heads: ticket.loop == nil ? nil : heads)
     } catch {
       handle.needsReset = true
       recycle(handle)
@@ -171,8 +175,18 @@ final class CurlLoopCore {
     end(transfer, with: .failure(CurlEventLoop.cancelledError(ticket.request)), &completions)
   }
 
-  /// Finishes every transfer libcurl reports done.
+  /// Lets `ticket`'s transfer go on if its streamed body paused it (it may have ended since).
+  func resume(_ ticket: CurlTicket) {
+    byTicket[ObjectIdentifier(ticket)]?.resumeStream()
+  }
+
+  /// Hands over the streamed heads that arrived, then finishes every transfer libcurl reports
+  /// done.
   func collectFinished(into completions: inout [Completion]) {
+    if !heads.arrived.isEmpty {
+      for (ticket, head) in heads.arrived { completions.append((ticket, .success(head))) }
+      heads.arrived.removeAll(keepingCapacity: true)
+    }
     var left: Int32 = 0
     while let message = courier_curl_multi_info_read(multi, &left) {
       guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else {
@@ -227,9 +241,12 @@ final class CurlLoopCore {
   ) {
     byHandle[transfer.easy] = nil
     courier_curl_multi_remove_handle(multi, transfer.easy)
+    transfer.endStream(with: result)
     connections.add(transfer.connectionsOpened())
     transfer.release()
+    // A streamed transfer's handle forbids reuse of its connection: reset, for the next.
     if case .failure = result { transfer.handle.needsReset = true }
+    if transfer.streamed { transfer.handle.needsReset = true }
     recycle(transfer.handle)
     completions.append((transfer.ticket, consume result))
     if let next = queue.finished(transfer.ticket.origin) {
@@ -249,4 +266,10 @@ final class CurlLoopCore {
       kind: .transport, debugMessage: message, request: ticket.request, attempts: 1,
       stage: "transport")
   }
+}
+
+/// The heads of streamed responses that arrived in libcurl's callbacks, waiting to be handed
+/// to their callers (``CurlLoopCore/collectFinished(into:)``). Used under the engine lock.
+final class CurlStreamHeads {
+  var arrived: [(CurlTicket, Response)] = []
 }

@@ -13,6 +13,10 @@ final class CurlTicket: Sendable {
   /// scheme is `https`.
   let origin: String
   let isSecure: Bool
+  /// The loop the transfer runs on, for a request whose body is streamed
+  /// (``ResponseStreamAttribute``): the body's reader asks it to resume or stop the transfer.
+  /// `nil` otherwise.
+  let loop: CurlEventLoop?
 
   private struct State {
     var continuation: UnsafeContinuation<Response, any Error>?
@@ -25,9 +29,10 @@ final class CurlTicket: Sendable {
   /// `origin`: the request's, when the caller has read it already (``CurlOriginQueue``).
   init(
     request: Request, limits: CurlTransferLimits,
-    origin: (origin: String, secure: Bool)? = nil
+    origin: (origin: String, secure: Bool)? = nil, loop: CurlEventLoop? = nil
   ) {
     self.request = request
+    self.loop = loop
     self.limits = limits
     (self.origin, isSecure) = origin ?? CurlOriginQueue.originAndScheme(of: request.url)
   }

@@ -59,6 +59,16 @@ final class CurlTransfer {
   private var switchedProtocols = false
   /// Why the writer stopped the transfer (the file could not be written, a bad `206`).
   private var downloadFailure: CourierError?
+  /// For a request with a ``ResponseStreamAttribute`` (and no download): how many bytes its
+  /// body's stream buffers, and where its head goes when it arrives.
+  private let streamBufferSize: Int?
+  private let heads: CurlStreamHeads?
+  /// The streamed body's writer, from a `2xx` head on: the body goes there, not to memory, and
+  /// the body limit does not apply.
+  private var streamWriter: ResponseBodyStream.Writer?
+  /// The stream's buffer was full: libcurl was told to pause, and keeps what it has until
+  /// ``resumeStream()``.
+  private var streamPaused = false
   private let downloadProgress: TransferProgress?
   private let uploadProgress: TransferProgress?
   /// The transfer sends a request body: only then does its response complete an upload (a
@@ -98,7 +108,7 @@ final class CurlTransfer {
   /// Configures `handle` (fresh, reset, or kept from a plain transfer) for `ticket`'s request.
   init(
     ticket: CurlTicket, handle: CurlEasyHandle, configuration: CurlTransport.Configuration,
-    waited: Duration = .zero
+    waited: Duration = .zero, heads: CurlStreamHeads? = nil
   ) throws(CourierError) {
     self.waited = waited
     self.ticket = ticket
@@ -107,6 +117,9 @@ final class CurlTransfer {
     self.limit = ticket.limits.maximumResponseBodySize
     let writer = ticket.request.attributes[DownloadAttribute.self].map(DownloadWriter.init)
     self.writer = writer
+    self.heads = heads
+    streamBufferSize =
+      heads == nil || writer != nil ? nil : ticket.request.attributes[ResponseStreamAttribute.self]
     sent = writer?.prepare(ticket.request) ?? ticket.request
     downloadProgress = ticket.request.attributes[DownloadProgressAttribute.self]
     uploadProgress = ticket.request.attributes[UploadProgressAttribute.self]
@@ -135,6 +148,10 @@ final class CurlTransfer {
     // Always set: a kept handle may hold the last request's timeout (0 is none).
     // What the request waited for a connection in the loop counts against its timeout.
     try set(CURLOPT_TIMEOUT_MS, request.timeout.map { Self.milliseconds($0 - waited) } ?? 0)
+    // A streamed body's connection is closed after it: with libcurl 7.88, the next transfer
+    // on a connection whose transfer was paused got no socket callback for it, so the loop
+    // took it for idle and dropped it under that transfer (StreamingTests).
+    if streamBufferSize != nil { try set(CURLOPT_FORBID_REUSE, 1) }
     try set(CURLOPT_WRITEDATA, pointer: context)
     try set(CURLOPT_HEADERDATA, pointer: context)
     let decodesDownload = try configureDownload(configuration)
@@ -484,6 +501,7 @@ final class CurlTransfer {
       downloadProgress?.update(completed: writer.written, expected: writer.expected)
       return count
     }
+    if let streamWriter { return stream(bytes, count: count, to: streamWriter) }
     if !bodyStarted {
       bodyStarted = true
       var length: curl_off_t = -1
@@ -508,6 +526,46 @@ final class CurlTransfer {
       return 0
     }
     return count
+  }
+
+  /// Hands a piece of a streamed body to its reader; pauses the transfer (libcurl keeps the
+  /// piece and hands it again on ``resumeStream()``) while the stream's buffer is full, and
+  /// aborts it when the reader has stopped.
+  private func stream(
+    _ bytes: UnsafeRawPointer, count: Int, to streamWriter: ResponseBodyStream.Writer
+  ) -> Int {
+    if streamPaused { return CURL_WRITEFUNC_PAUSE }
+    // Any count but the one given aborts the transfer; the reader's stop also removes it.
+    guard !streamWriter.isTerminated else { return 0 }
+    if !streamWriter.write(Data(bytes: bytes, count: count)) { streamPaused = true }
+    received += Int64(count)
+    downloadProgress?.update(completed: received, expected: expectedLength)
+    return count
+  }
+
+  /// Whether the transfer's body went to a stream.
+  var streamed: Bool { streamBufferSize != nil }
+
+  /// The bytes of a streamed body handed to its reader.
+  private var received: Int64 = 0
+
+  /// Lets a transfer paused by its full stream go on: libcurl hands the piece it kept to the
+  /// write callback again, from this call.
+  func resumeStream() {
+    guard streamPaused else { return }
+    streamPaused = false
+    _ = courier_curl_easy_pause(easy, CURLPAUSE_CONT)
+  }
+
+  /// Ends a streamed body with the transfer's outcome: the reader gets the end, or the error
+  /// (a connection lost in mid-body, a cancellation, the shutdown).
+  func endStream(with result: borrowing Result<Response, CourierError>) {
+    guard let streamWriter else { return }
+    switch result {
+    case .success: streamWriter.finish()
+    case .failure(let error): streamWriter.fail(error)
+    }
+    self.streamWriter = nil
   }
 
   /// Whether less of the request body has gone out than it holds.
@@ -558,6 +616,7 @@ final class CurlTransfer {
       uploadProgress.completeAttempt(total: Int64(sent))
     }
     guard watchForEarlyAnswer(status: status) else { return false }
+    if let streamBufferSize, (200..<300).contains(status) { beginStream(status, streamBufferSize) }
     guard writer != nil || downloadProgress != nil else { return true }
     let lines = headerLines
     let headers = HTTPHeaders(receivedLines: lines)
@@ -586,6 +645,22 @@ final class CurlTransfer {
       downloadProgress.update(completed: writer?.written ?? 0, expected: expectedLength)
     }
     return true
+  }
+
+  /// At a `2xx` head of a streamed request: makes the body's stream and hands the head, with
+  /// it, to the caller (through ``heads``, when libcurl's call returns).
+  private func beginStream(_ status: Int, _ bufferSize: Int) {
+    guard let heads, let loop = ticket.loop else { return }
+    let ticket = ticket
+    let (stream, writer) = ResponseBodyStream.makeStream(
+      bufferSize: bufferSize,
+      onDemand: { loop.resumeStream(ticket) },
+      onTermination: { if !ticket.isCancelled { loop.cancel(ticket) } })
+    streamWriter = writer
+    var head = Response(
+      status: status, headers: HTTPHeaders(receivedLines: headerLines), request: ticket.request)
+    head.bodyStream = stream
+    heads.arrived.append((ticket, head))
   }
 
   /// libcurl's progress callback, set only for a request body with upload progress.

@@ -161,6 +161,12 @@ public final class CurlTransport: Transport, CustomStringConvertible {
     return try await loops[loop].perform(request, limits: limits(for: request), origin: origin)
   }
 
+  /// How many transfers the loops have in libcurl: what tests read to see a transfer removed.
+  var transfersInFlight: Int { loops.reduce(0) { $0 + $1.transfersInFlight } }
+
+  /// How often streamed bodies' readers resumed paused transfers, over all loops.
+  var streamResumes: Int { loops.reduce(0) { $0 + $1.streamResumes.load(ordering: .relaxed) } }
+
   /// How many origins ``originCallers`` keeps with nothing in flight.
   private static let keptOrigins = 64
 

@@ -89,6 +89,8 @@ CURLcode courier_curl_easy_getinfo_long(void *easy, CURLINFO info, long *value);
 CURLcode courier_curl_easy_getinfo_off_t(void *easy, CURLINFO info, curl_off_t *value);
 CURLcode courier_curl_easy_getinfo_string(void *easy, CURLINFO info, char **value);
 CURLcode courier_curl_easy_getinfo_socket(void *easy, CURLINFO info, curl_socket_t *value);
+/// `curl_easy_pause`: `CURLPAUSE_CONT` resumes a transfer its write callback paused.
+CURLcode courier_curl_easy_pause(void *easy, int bitmask);
 
 // MARK: Multi handles
 

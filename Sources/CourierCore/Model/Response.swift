@@ -18,6 +18,9 @@ public struct Response: Sendable {
   /// Where the transport wrote the body instead of ``body``, for a request with a
   /// ``DownloadAttribute`` answered `2xx`; `nil` otherwise.
   public var downloadedFile: DownloadedFile? { didSet { validated = nil } }
+  /// The body as it arrives, for a request with a ``ResponseStreamAttribute`` answered `2xx`
+  /// by a transport that streams (``body`` is empty then); `nil` otherwise.
+  public var bodyStream: ResponseBodyStream?
   /// What ``ResponseValidation`` found when the response pipeline ran inside the chain, so the
   /// body is scanned once; `nil` when it did not run.
   ///

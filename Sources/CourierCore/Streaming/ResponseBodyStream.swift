@@ -1,0 +1,328 @@
+import Foundation
+import Synchronization
+
+/// A response body read while it arrives: an `AsyncSequence` of byte chunks (`Data`), for
+/// bodies too large to hold (an export, a proxied file) or that never end by themselves (a
+/// stream of events). ``Client/stream(_:)`` returns one in its ``StreamedResponse``.
+///
+/// ```swift
+/// let streamed = try await client.stream(Endpoint<Void>(.get, "export"))
+/// for try await chunk in streamed.body {
+///   try output.write(contentsOf: chunk)
+/// }
+/// ```
+///
+/// ## Memory and pace
+/// The transport writes chunks into a buffer of ``defaultBufferSize`` bytes (or what it was
+/// given); when the buffer is full it pauses the transfer (``CourierCurl``'s `CurlTransport`
+/// pauses libcurl, so TCP's window slows the server) and goes on when the reader has taken half
+/// of it. A slow reader slows the transfer instead of growing memory.
+///
+/// ## Reading once, and ending early
+/// The body can be iterated once: a second iterator throws
+/// ``CourierError/Kind/invalidRequest``. Breaking out of the loop (the iterator is dropped),
+/// dropping the stream without iterating it, or cancelling the reading task ends the transfer
+/// at once: the transport closes its connection rather than reuse one with a body half read.
+///
+/// ## Errors
+/// A failure after the head, such as the connection lost in mid-body or the transport shut
+/// down, is thrown by the iterator as a ``CourierError`` with its kind; a cancelled task gets
+/// ``CourierError/Kind/cancelled``.
+///
+/// ## Making one
+/// A transport makes one with ``makeStream(bufferSize:onDemand:onTermination:)`` and writes
+/// into its ``Writer``; a test or a transport that buffers wraps a whole body with
+/// ``init(_:)``.
+public struct ResponseBodyStream: AsyncSequence, Sendable {
+  /// A chunk of the body, in the order received.
+  public typealias Element = Data
+  /// What the iterator throws.
+  public typealias Failure = CourierError
+
+  /// The buffer a transport fills ahead of the reader unless told otherwise: 1 MiB.
+  public static let defaultBufferSize = 1 << 20
+
+  private let handle: Handle
+
+  private init(handle: Handle) {
+    self.handle = handle
+  }
+
+  /// A body already whole, delivered as one chunk (none when `body` is empty): what a
+  /// transport that does not stream gives, and what tests use.
+  public init(_ body: Data) {
+    let core = StreamCore(bufferSize: Swift.max(1, body.count), onDemand: nil, onTermination: nil)
+    if !body.isEmpty { _ = core.write(body) }
+    core.finish(with: nil)
+    handle = Handle(core: core)
+  }
+
+  /// Makes a stream and the writer its producer fills.
+  ///
+  /// - Parameters:
+  ///   - bufferSize: The bytes buffered ahead of the reader before ``Writer/write(_:)``
+  ///     answers `false` (pause); default ``defaultBufferSize``.
+  ///   - onDemand: Called, on the reading task, when a producer told to pause may go on (the
+  ///     reader took half the buffer). It must not block.
+  ///   - onTermination: Called once when the reader stops before the end (it broke out of its
+  ///     loop, dropped the stream, or its task was cancelled): the producer should stop the
+  ///     transfer. Not called after ``Writer/finish()`` or ``Writer/fail(_:)``. It must not
+  ///     block.
+  public static func makeStream(
+    bufferSize: Int = defaultBufferSize,
+    onDemand: (@Sendable () -> Void)? = nil,
+    onTermination: (@Sendable () -> Void)? = nil
+  ) -> (stream: ResponseBodyStream, writer: Writer) {
+    let core = StreamCore(
+      bufferSize: Swift.max(1, bufferSize), onDemand: onDemand, onTermination: onTermination)
+    return (ResponseBodyStream(handle: Handle(core: core)), Writer(core: core))
+  }
+
+  /// Reads the rest of the body into memory, failing with ``CourierError/Kind/bodyTooLarge``
+  /// (and ending the transfer) when it passes `limit` bytes.
+  public func collect(upTo limit: Int) async throws(CourierError) -> Data {
+    var data = Data()
+    for try await chunk in self {
+      guard data.count + chunk.count <= limit else {
+        throw CourierError(
+          kind: .bodyTooLarge,
+          debugMessage: "the streamed body passed the limit of \(DescriptionText.bytes(limit)) "
+            + "given to ResponseBodyStream.collect(upTo:)",
+          stage: "transport")
+      }
+      data.append(chunk)
+    }
+    return data
+  }
+
+  /// Starts reading the body; see the type's documentation for reading it twice.
+  public func makeAsyncIterator() -> AsyncIterator {
+    AsyncIterator(reader: handle.core.makeReader())
+  }
+
+  /// Reads the chunks of a ``ResponseBodyStream``.
+  public struct AsyncIterator: AsyncIteratorProtocol {
+    let reader: Reader?
+
+    /// The next chunk, or `nil` after the last.
+    public mutating func next() async throws(CourierError) -> Data? {
+      try await readable().next()
+    }
+
+    /// The next chunk, or `nil` after the last.
+    public mutating func next(
+      isolation actor: isolated (any Actor)?
+    ) async throws(CourierError) -> Data? {
+      try await readable().next()
+    }
+
+    private func readable() throws(CourierError) -> StreamCore {
+      guard let reader else {
+        throw CourierError(
+          kind: .invalidRequest,
+          debugMessage: "a ResponseBodyStream can be iterated once; it was iterated already",
+          stage: "transport")
+      }
+      return reader.core
+    }
+  }
+
+  /// The producer's side of a ``ResponseBodyStream``: a transport writes the chunks it
+  /// receives and ends it once. Safe to call from any thread.
+  public final class Writer: Sendable {
+    let core: StreamCore
+
+    init(core: StreamCore) {
+      self.core = core
+    }
+
+    /// Hands the reader `chunk`; `true` while the buffer has room, `false` once it is full:
+    /// the producer should pause until `onDemand`. A chunk written after the reader stopped
+    /// is dropped (and the answer is `true`: `onTermination` is how the producer hears).
+    @discardableResult
+    public func write(_ chunk: Data) -> Bool { core.write(chunk) }
+
+    /// Whether the reader stopped before the end: what was written since is dropped.
+    public var isTerminated: Bool { core.isTerminated }
+
+    /// Ends the body: the reader gets `nil` after the chunks buffered.
+    public func finish() { core.finish(with: nil) }
+
+    /// Ends the body with `error`, thrown by the reader after the chunks buffered.
+    public func fail(_ error: CourierError) { core.finish(with: error) }
+  }
+
+  /// Kept by every copy of the stream: when the last goes and no iterator was made, the
+  /// reader has stopped.
+  final class Handle: Sendable {
+    let core: StreamCore
+    init(core: StreamCore) { self.core = core }
+    deinit { core.handleGone() }
+  }
+
+  /// Kept by the one iterator: when it goes, the reader has stopped.
+  final class Reader: Sendable {
+    let core: StreamCore
+    init(core: StreamCore) { self.core = core }
+    deinit { core.terminate() }
+  }
+}
+
+/// The shared state of one ``ResponseBodyStream``: the chunks buffered, how the body ended,
+/// the reader waiting, and whether the producer was told to pause.
+final class StreamCore: Sendable {
+  private struct State {
+    var chunks: [Data] = []
+    /// The first chunk not yet read in ``chunks``.
+    var first = 0
+    var buffered = 0
+    var ended = false
+    var failure: CourierError?
+    var waiter: UnsafeContinuation<Result<Data?, CourierError>, Never>?
+    var producerPaused = false
+    var terminated = false
+    var readerMade = false
+    var onDemand: (@Sendable () -> Void)?
+    var onTermination: (@Sendable () -> Void)?
+  }
+
+  private let bufferSize: Int
+  private let state: Mutex<State>
+
+  init(
+    bufferSize: Int, onDemand: (@Sendable () -> Void)?,
+    onTermination: (@Sendable () -> Void)?
+  ) {
+    self.bufferSize = bufferSize
+    state = Mutex(State(onDemand: onDemand, onTermination: onTermination))
+  }
+
+  var isTerminated: Bool { state.withLock { $0.terminated } }
+
+  func write(_ chunk: Data) -> Bool {
+    let (waiter, room) = state.withLock {
+      state -> (UnsafeContinuation<Result<Data?, CourierError>, Never>?, Bool) in
+      guard !state.ended, !state.terminated else { return (nil, true) }
+      if let waiter = state.waiter {
+        state.waiter = nil
+        return (waiter, true)
+      }
+      state.chunks.append(chunk)
+      state.buffered += chunk.count
+      guard state.buffered < bufferSize else {
+        state.producerPaused = true
+        return (nil, false)
+      }
+      return (nil, true)
+    }
+    waiter?.resume(returning: .success(chunk))
+    return room
+  }
+
+  func finish(with failure: CourierError?) {
+    let waiter = state.withLock {
+      state -> UnsafeContinuation<Result<Data?, CourierError>, Never>? in
+      guard !state.ended, !state.terminated else { return nil }
+      state.ended = true
+      state.failure = failure
+      state.onDemand = nil
+      state.onTermination = nil
+      defer { state.waiter = nil }
+      return state.waiter
+    }
+    waiter?.resume(returning: failure.map { .failure($0) } ?? .success(nil))
+  }
+
+  func makeReader() -> ResponseBodyStream.Reader? {
+    let first = state.withLock { state -> Bool in
+      defer { state.readerMade = true }
+      return !state.readerMade
+    }
+    return first ? ResponseBodyStream.Reader(core: self) : nil
+  }
+
+  func handleGone() {
+    guard !state.withLock({ $0.readerMade }) else { return }
+    terminate()
+  }
+
+  /// The reader stopped: drops what is buffered, fails a waiting `next`, and tells the
+  /// producer, unless the body had ended.
+  func terminate(with error: CourierError? = nil) {
+    let (waiter, onTermination) = state.withLock {
+      state -> (UnsafeContinuation<Result<Data?, CourierError>, Never>?, (@Sendable () -> Void)?)
+      in
+      guard !state.terminated else { return (nil, nil) }
+      state.terminated = true
+      state.chunks = []
+      state.first = 0
+      state.buffered = 0
+      state.onDemand = nil
+      defer {
+        state.waiter = nil
+        state.onTermination = nil
+      }
+      return (state.waiter, state.ended ? nil : state.onTermination)
+    }
+    waiter?.resume(returning: .failure(error ?? Self.stoppedError()))
+    onTermination?()
+  }
+
+  func next() async throws(CourierError) -> Data? {
+    if let ready = take() { return try ready.get() }
+    let result = await withTaskCancellationHandler {
+      await withUnsafeContinuation { continuation in
+        if let ready = take(orWait: continuation) { continuation.resume(returning: ready) }
+      }
+    } onCancel: {
+      terminate(
+        with: CourierError(
+          kind: .cancelled,
+          debugMessage: "the task reading the streamed body was cancelled; the transfer ended",
+          stage: "transport"))
+    }
+    return try result.get()
+  }
+
+  /// What the reader gets now (a chunk, the end, the failure), or `nil` when it must wait;
+  /// with `waiter`, keeps it to be resumed by the producer.
+  private func take(
+    orWait waiter: UnsafeContinuation<Result<Data?, CourierError>, Never>? = nil
+  ) -> Result<Data?, CourierError>? {
+    let (result, demand) = state.withLock {
+      state -> (Result<Data?, CourierError>?, (@Sendable () -> Void)?) in
+      if state.first < state.chunks.count {
+        let chunk = state.chunks[state.first]
+        state.chunks[state.first] = Data()
+        state.first += 1
+        state.buffered -= chunk.count
+        if state.first == state.chunks.count {
+          state.chunks.removeAll(keepingCapacity: true)
+          state.first = 0
+        }
+        var demand: (@Sendable () -> Void)?
+        if state.producerPaused, state.buffered <= bufferSize / 2 {
+          state.producerPaused = false
+          demand = state.onDemand
+        }
+        return (.success(chunk), demand)
+      }
+      if state.terminated { return (.failure(Self.stoppedError()), nil) }
+      if state.ended {
+        // Thrown once; then the end.
+        defer { state.failure = nil }
+        return (state.failure.map { .failure($0) } ?? .success(nil), nil)
+      }
+      if let waiter { state.waiter = waiter }
+      return (nil, nil)
+    }
+    demand?()
+    return result
+  }
+
+  private static func stoppedError() -> CourierError {
+    CourierError(
+      kind: .cancelled, debugMessage: "the streamed body was stopped by its reader",
+      stage: "transport")
+  }
+}

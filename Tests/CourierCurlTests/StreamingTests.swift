@@ -1,0 +1,262 @@
+import Courier
+import CourierTesting
+import Foundation
+import Synchronization
+import Testing
+
+@testable import CourierCurl
+
+/// `CurlTransport` streams a `2xx` body to a `ResponseBodyStream`: the head returns before the
+/// body ends, a full buffer pauses libcurl and a read resumes it without losing or reordering
+/// a byte, a failure in mid-body is thrown by the iterator, and a reader that stops ends the
+/// transfer.
+@Suite("CurlTransport streams response bodies", .timeLimit(.minutes(1)))
+struct StreamingTests {
+  private static func pattern(_ count: Int) -> Data {
+    Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) })
+  }
+
+  @Test("the head returns while the body never ends; breaking out frees the transport")
+  func endlessBodyBreak() async throws {
+    let server = try MockServer()
+    defer { server.shutdown() }
+    server.enqueue(MockResponse(fault: .endlessBody))
+    server.enqueue(.text("after"))
+    let transport = CurlTransport()
+    defer { transport.shutdown() }
+    let client = Client(baseURL: server.url("/"), transport: transport)
+    let streamed = try await client.stream(Endpoint<Void>(.get, "endless"))
+    #expect(streamed.head.status == 200)
+    #expect(streamed.head.body.isEmpty)
+    var received = 0
+    for try await chunk in streamed.body {
+      #expect(chunk.allSatisfy { $0 == UInt8(ascii: "x") })
+      received += chunk.count
+      if received >= 512 * 1024 { break }
+    }
+    #expect(received >= 512 * 1024)
+    // The transfer was removed with its connection: the next request gets a new one and its
+    // own answer, not the rest of the endless body.
+    let after = try await client.send(Request(url: server.url("/after")))
+    #expect(after.bodyText == "after")
+  }
+
+  @Test(
+    "a slow reader with a small buffer gets every byte, in order (pause and resume)",
+    arguments: [1, 4 * 1024, 64 * 1024])
+  func pausedTransferKeepsEveryByte(bufferSize: Int) async throws {
+    let server = try MockServer()
+    defer { server.shutdown() }
+    let body = Self.pattern(3 * 1024 * 1024 + 17)
+    // Framed by length, then chunked, then by length again: each after a transfer that paused.
+    server.enqueue(MockResponse(body: body))
+    server.enqueue(MockResponse(body: body, chunked: true))
+    server.enqueue(MockResponse(body: body))
+    let transport = CurlTransport()
+    defer { transport.shutdown() }
+    let client = Client(baseURL: server.url("/"), transport: transport)
+    for round in 0..<3 {
+      let streamed = try await client.stream(Request(url: server.url("/big")), bufferSize: bufferSize)
+      var received = Data()
+      var chunks = 0
+      do {
+        for try await chunk in streamed.body {
+          received.append(chunk)
+          chunks += 1
+          // A reader slower than the loopback: the buffer fills and the transfer pauses.
+          if chunks % 8 == 0 { await Task.yield() }
+        }
+      } catch {
+        Issue.record("round \(round), after \(received.count) bytes: \(error.debugDescription)")
+      }
+      #expect(received.count == body.count)
+      // Compared without `==` on the data: a failed `#expect` on megabytes diffs them for
+      // minutes.
+      let mismatch = zip(received, body).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+      #expect(mismatch == nil, "round \(round): first wrong byte at \(mismatch ?? -1)")
+    }
+    // The buffer did fill and the transfer did pause (a body of 3 MiB over at most 64 KiB).
+    #expect(transport.streamResumes > 0)
+  }
+
+  @Test("a connection reset in mid-body is thrown by the iterator as connectionLost")
+  func resetMidBody() async throws {
+    let server = try MockServer()
+    defer { server.shutdown() }
+    server.enqueue(
+      MockResponse(body: Self.pattern(1024 * 1024), fault: .resetAfterBodyBytes(200_000)))
+    let transport = CurlTransport()
+    defer { transport.shutdown() }
+    let client = Client(baseURL: server.url("/"), transport: transport)
+    let streamed = try await client.stream(Endpoint<Void>(.get, "reset"))
+    var received = 0
+    let error = await #expect(throws: CourierError.self) {
+      for try await chunk in streamed.body { received += chunk.count }
+    }
+    #expect(error?.kind == .connectionLost)
+    #expect(received <= 200_000)
+  }
+
+  @Test("a non-2xx answer fails before any body, with its body readable on the error")
+  func errorStatusFailsBeforeTheBody() async throws {
+    let server = try MockServer()
+    defer { server.shutdown() }
+    server.enqueue(.json(#"{"code":40401,"msg":"no such export"}"#, status: 404))
+    let transport = CurlTransport()
+    defer { transport.shutdown() }
+    let client = Client(baseURL: server.url("/"), transport: transport)
+    let error = await #expect(throws: CourierError.self) {
+      _ = try await client.stream(Endpoint<Void>(.get, "missing"))
+    }
+    #expect(error?.kind == .httpStatus)
+    #expect(error?.status == 404)
+    #expect(error?.response?.bodyText?.contains("no such export") == true)
+    #expect(error?.response?.bodyStream == nil)
+  }
+
+  @Test("cancelling the reading task ends the read with cancelled")
+  func cancelWhileReading() async throws {
+    let server = try MockServer()
+    defer { server.shutdown() }
+    server.enqueue(MockResponse(fault: .endlessBody))
+    server.enqueue(.text("after"))
+    let transport = CurlTransport()
+    defer { transport.shutdown() }
+    let client = Client(baseURL: server.url("/"), transport: transport)
+    let started = AsyncStream<Void>.makeStream()
+    let reading = Task {
+      let streamed = try await client.stream(Endpoint<Void>(.get, "endless"))
+      var signalled = false
+      for try await _ in streamed.body where !signalled {
+        started.continuation.yield()
+        signalled = true
+      }
+    }
+    for await _ in started.stream { break }
+    reading.cancel()
+    let result = await reading.result
+    #expect(throws: CourierError.self) { try result.get() }
+    #expect((try? result.get()) == nil)
+    if case .failure(let error as CourierError) = result { #expect(error.kind == .cancelled) }
+    let after = try await client.send(Request(url: server.url("/after")))
+    #expect(after.bodyText == "after")
+  }
+
+  @Test("a stream dropped without reading ends its transfer")
+  func droppedStream() async throws {
+    let server = try MockServer()
+    defer { server.shutdown() }
+    server.enqueue(MockResponse(fault: .endlessBody))
+    server.enqueue(.text("after"))
+    let transport = CurlTransport()
+    defer { transport.shutdown() }
+    let client = Client(baseURL: server.url("/"), transport: transport)
+    do {
+      let streamed = try await client.stream(Endpoint<Void>(.get, "endless"))
+      #expect(streamed.head.status == 200)
+    }
+    let after = try await client.send(Request(url: server.url("/after")))
+    #expect(after.bodyText == "after")
+    // Nothing is left in flight: the endless transfer was removed.
+    await expectIdle(transport)
+  }
+
+  @Test("a body iterated twice: the second iterator throws invalidRequest")
+  func iteratedTwice() async throws {
+    let server = try MockServer()
+    defer { server.shutdown() }
+    server.enqueue(.text("once"))
+    let transport = CurlTransport()
+    defer { transport.shutdown() }
+    let client = Client(baseURL: server.url("/"), transport: transport)
+    let streamed = try await client.stream(Endpoint<Void>(.get, "once"))
+    let first = try await streamed.body.collect(upTo: 100)
+    #expect(String(decoding: first, as: UTF8.self) == "once")
+    let error = await #expect(throws: CourierError.self) {
+      for try await _ in streamed.body {}
+    }
+    #expect(error?.kind == .invalidRequest)
+  }
+
+  @Test("shutting the transport down fails a body being read")
+  func shutdownWhileReading() async throws {
+    let server = try MockServer()
+    defer { server.shutdown() }
+    server.enqueue(MockResponse(fault: .endlessBody))
+    let transport = CurlTransport()
+    let client = Client(baseURL: server.url("/"), transport: transport)
+    let streamed = try await client.stream(Endpoint<Void>(.get, "endless"))
+    var iterator = streamed.body.makeAsyncIterator()
+    _ = try await iterator.next()
+    transport.shutdown()
+    let error = await #expect(throws: CourierError.self) {
+      while try await iterator.next() != nil {}
+    }
+    #expect(error?.kind == .cancelled)
+  }
+
+  /// Waits until no transfer is in the transport's loops (the removal is queued to the loop).
+  private func expectIdle(_ transport: CurlTransport) async {
+    let end = ContinuousClock.now + .seconds(10)
+    while transport.transfersInFlight > 0, ContinuousClock.now < end { await Task.yield() }
+    #expect(transport.transfersInFlight == 0)
+  }
+}
+
+/// A transport that does not stream: the client hands the whole body over as one chunk.
+@Suite("Client.stream over a transport that buffers", .timeLimit(.minutes(1)))
+struct BufferedStreamTests {
+  @Test("the whole body comes as one chunk; an empty one as none")
+  func bufferedBody() async throws {
+    let stub = StubTransport()
+    stub.on(.get, "abc") { request in StubResponse(body: Data(request.url.path.utf8)) }
+    let client = Client(baseURL: URL(string: "http://stub.example/")!, transport: stub)
+    let streamed = try await client.stream(Endpoint<Void>(.get, "abc"))
+    var chunks: [Data] = []
+    for try await chunk in streamed.body { chunks.append(chunk) }
+    #expect(chunks == [Data("/abc".utf8)])
+    #expect(streamed.head.body.isEmpty)
+    let empty = ResponseBodyStream(Data())
+    var count = 0
+    for try await _ in empty { count += 1 }
+    #expect(count == 0)
+  }
+
+  @Test("a writer's failure is thrown after the chunks buffered before it")
+  func failureAfterChunks() async throws {
+    let (stream, writer) = ResponseBodyStream.makeStream(bufferSize: 8)
+    #expect(writer.write(Data("abcd".utf8)))
+    #expect(!writer.write(Data("efgh".utf8)))
+    writer.fail(CourierError(kind: .connectionLost, debugMessage: "test"))
+    var iterator = stream.makeAsyncIterator()
+    #expect(try await iterator.next() == Data("abcd".utf8))
+    #expect(try await iterator.next() == Data("efgh".utf8))
+    let error = await #expect(throws: CourierError.self) { _ = try await iterator.next() }
+    #expect(error?.kind == .connectionLost)
+    #expect(try await iterator.next() == nil)
+  }
+
+  @Test("the producer hears once when the reader takes half a full buffer, and when it stops")
+  func demandAndTermination() async throws {
+    let demands = Mutex(0)
+    let terminations = Mutex(0)
+    var (stream, writer) = ResponseBodyStream.makeStream(
+      bufferSize: 4, onDemand: { demands.withLock { $0 += 1 } },
+      onTermination: { terminations.withLock { $0 += 1 } })
+    #expect(!writer.write(Data("1234".utf8)))
+    var iterator = stream.makeAsyncIterator()
+    #expect(try await iterator.next() == Data("1234".utf8))
+    #expect(demands.withLock { $0 } == 1)
+    #expect(writer.write(Data("5".utf8)))
+    iterator = ResponseBodyStream(Data()).makeAsyncIterator()
+    stream = ResponseBodyStream(Data())
+    #expect(terminations.withLock { $0 } == 1)
+    #expect(writer.isTerminated)
+    // Written after the stop: dropped, no second termination.
+    writer.write(Data("6".utf8))
+    writer.finish()
+    #expect(terminations.withLock { $0 } == 1)
+    _ = stream
+    _ = iterator
+  }
+}
