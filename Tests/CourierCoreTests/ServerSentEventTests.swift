@@ -350,3 +350,73 @@ struct ServerSentEventParserTests {
     #expect(error?.debugMessage.contains("change") == true)
   }
 }
+
+// MARK: - The asynchronous sequence
+
+private struct BaseFailure: Error {}
+
+/// A body that delivers `pieces`, then ends or fails with `error`.
+private func body(
+  _ pieces: [String], error: (any Error)? = nil
+) -> AsyncThrowingStream<
+  Data, any Error
+> {
+  AsyncThrowingStream { continuation in
+    for piece in pieces { continuation.yield(Data(piece.utf8)) }
+    continuation.finish(throwing: error)
+  }
+}
+
+private func requireSendable<T: Sendable>(_: T) {}
+
+@Suite("Server-sent events: parsed from a body's pieces", .timeLimit(.minutes(1)))
+struct ServerSentEventsTests {
+  @Test("events come out as their empty lines arrive; an unended last event is dropped")
+  func events() async throws {
+    let stream = AsyncStream<Data> { continuation in
+      for piece in ["retry: 3000\nid: 1\nda", "ta: a\n", "\ndata: b\r", "\n\r\ndata: c\n"] {
+        continuation.yield(Data(piece.utf8))
+      }
+      continuation.finish()
+    }
+    var events: [ServerSentEvent] = []
+    for try await event in stream.serverSentEvents { events.append(event) }
+    #expect(
+      events == [
+        ServerSentEvent(id: "1", data: "a", retry: .seconds(3)),
+        ServerSentEvent(id: "1", data: "b", retry: .seconds(3)),
+      ])
+    requireSendable(stream.serverSentEvents)
+  }
+
+  @Test("an error from the body comes out as a CourierError, after the events before it")
+  func baseError() async throws {
+    var iterator = body(["data: a\n\ndata: b\n"], error: BaseFailure()).serverSentEvents
+      .makeAsyncIterator()
+    #expect(try await iterator.next() == ServerSentEvent(data: "a"))
+    let error = await #expect(throws: CourierError.self) { try await iterator.next() }
+    #expect(error?.underlying is BaseFailure)
+    #expect(try await iterator.next() == nil)
+  }
+
+  @Test("a CourierError from the body is kept as it is")
+  func baseCourierError() async throws {
+    let thrown = CourierError(kind: .connectionLost, debugMessage: "reset by peer")
+    var iterator = body([], error: thrown).serverSentEvents.makeAsyncIterator()
+    let error = await #expect(throws: CourierError.self) { try await iterator.next() }
+    #expect(error?.kind == .connectionLost)
+    #expect(error?.debugMessage == "reset by peer")
+  }
+
+  @Test("a line past the limit ends the sequence with badResponse, after earlier events")
+  func limit() async throws {
+    var iterator = body(["data: a\n\ndata: b\n\ndata: 12345678"]).serverSentEvents(
+      maximumLineLength: 10
+    ).makeAsyncIterator()
+    #expect(try await iterator.next()?.data == "a")
+    #expect(try await iterator.next()?.data == "b")
+    let error = await #expect(throws: CourierError.self) { try await iterator.next() }
+    #expect(error?.kind == .badResponse)
+    #expect(try await iterator.next() == nil)
+  }
+}
