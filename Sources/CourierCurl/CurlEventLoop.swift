@@ -176,7 +176,8 @@ final class CurlEventLoop: Sendable {
     _ request: Request, limits: CurlTransferLimits, origin: (origin: String, secure: Bool)
   ) async throws -> Response {
     if RequestCancellation.isCancelled { throw Self.cancelledError(request) }
-    let streams = !request.attributes.isEmpty && request.attributes[ResponseStreamAttribute.self] != nil
+    let streams =
+      !request.attributes.isEmpty && request.attributes[ResponseStreamAttribute.self] != nil
     let ticket = CurlTicket(
       request: request, limits: limits, origin: origin, loop: streams ? self : nil)
     let alone = callers.wrappingAdd(1, ordering: .relaxed).newValue == 1

@@ -196,6 +196,7 @@ private enum FakeLibcurl {
     int curl_easy_setopt(void *easy, unsigned option, ...) { (void)easy; return option == 10318 ? 48 : 0; }
     int curl_easy_getinfo(void *easy, unsigned info, ...) { (void)easy; (void)info; return 0; }
     const char *curl_easy_strerror(unsigned code) { (void)code; return "fake"; }
+    int curl_easy_pause(void *easy, int bitmask) { (void)easy; (void)bitmask; return 0; }
     void *curl_multi_init(void) { return calloc(1, 64); }
     int curl_multi_cleanup(void *multi) { free(multi); return 0; }
     int curl_multi_add_handle(void *multi, void *easy) { (void)multi; (void)easy; return 0; }

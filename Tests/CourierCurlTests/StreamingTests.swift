@@ -56,7 +56,8 @@ struct StreamingTests {
     defer { transport.shutdown() }
     let client = Client(baseURL: server.url("/"), transport: transport)
     for round in 0..<3 {
-      let streamed = try await client.stream(Request(url: server.url("/big")), bufferSize: bufferSize)
+      let streamed = try await client.stream(
+        Request(url: server.url("/big")), bufferSize: bufferSize)
       var received = Data()
       var chunks = 0
       do {

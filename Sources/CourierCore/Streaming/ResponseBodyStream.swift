@@ -3,18 +3,18 @@ import Synchronization
 
 /// A response body read while it arrives: an `AsyncSequence` of byte chunks (`Data`), for
 /// bodies too large to hold (an export, a proxied file) or that never end by themselves (a
-/// stream of events). ``Client/stream(_:)`` returns one in its ``StreamedResponse``.
+/// stream of events). `Client.stream` returns one in its ``StreamedResponse``.
 ///
 /// ```swift
 /// let streamed = try await client.stream(Endpoint<Void>(.get, "export"))
 /// for try await chunk in streamed.body {
-///   try output.write(contentsOf: chunk)
+///   FileHandle.standardOutput.write(chunk)
 /// }
 /// ```
 ///
 /// ## Memory and pace
 /// The transport writes chunks into a buffer of ``defaultBufferSize`` bytes (or what it was
-/// given); when the buffer is full it pauses the transfer (``CourierCurl``'s `CurlTransport`
+/// given); when the buffer is full it pauses the transfer (`CurlTransport`
 /// pauses libcurl, so TCP's window slows the server) and goes on when the reader has taken half
 /// of it. A slow reader slows the transfer instead of growing memory.
 ///

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A response whose body is read while it arrives: the head at once, the body as a
-/// ``ResponseBodyStream``. What ``Client/stream(_:)`` returns.
+/// ``ResponseBodyStream``. What `Client.stream` returns.
 public struct StreamedResponse: Sendable {
   /// The status, headers and request of the response, with an empty ``Response/body``.
   public var head: Response
