@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A response body read while it arrives: an `AsyncSequence` of byte chunks (`Data`), for
 /// bodies too large to hold (an export, a proxied file) or that never end by themselves (a
@@ -187,14 +186,17 @@ final class StreamCore: Sendable {
   }
 
   private let bufferSize: Int
-  private let state: Mutex<State>
+  /// A `pthread` mutex rather than `Mutex`: the reader's continuation passes through it from
+  /// the reading task to the transport's thread, and ThreadSanitizer sees the edges of a
+  /// `pthread` mutex (not those of `Synchronization.Mutex`, .ci/tsan-suppressions.txt).
+  private let state: PThreadLock<State>
 
   init(
     bufferSize: Int, onDemand: (@Sendable () -> Void)?,
     onTermination: (@Sendable () -> Void)?
   ) {
     self.bufferSize = bufferSize
-    state = Mutex(State(onDemand: onDemand, onTermination: onTermination))
+    state = PThreadLock(State(onDemand: onDemand, onTermination: onTermination))
   }
 
   var isTerminated: Bool { state.withLock { $0.terminated } }
@@ -281,6 +283,10 @@ final class StreamCore: Sendable {
           debugMessage: "the task reading the streamed body was cancelled; the transfer ended",
           stage: "transport"))
     }
+    // The writer's lock, once: when the writer resumes the continuation before this task has
+    // suspended, the runtime runs it on with an atomic ThreadSanitizer does not see, and the
+    // chunk built on the writer's thread would look raced (CurlTicket.joinFinish does the same).
+    state.withLock { _ in }
     return try result.get()
   }
 
