@@ -239,7 +239,7 @@ public final class Client: Sendable {
   }
 
   /// Gives `error` this client's reason text.
-  private func localized(_ error: CourierError) -> CourierError {
+  func localized(_ error: CourierError) -> CourierError {
     var error = error
     error.reason = reasons.reason(for: error, locale: locale)
     return error
