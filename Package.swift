@@ -26,6 +26,7 @@ let package = Package(
     .executable(name: "weather-demo", targets: ["WeatherDemo"]),
     .executable(name: "quick-start", targets: ["QuickStart"]),
     .executable(name: "generated-client", targets: ["GeneratedClient"]),
+    .executable(name: "streaming-chat", targets: ["StreamingChat"]),
     .executable(name: "courier-bench", targets: ["CourierBench"]),
     .executable(name: "courier-endpoints", targets: ["courier-endpoints"]),
     .plugin(name: "CourierEndpointsPlugin", targets: ["CourierEndpointsPlugin"]),
@@ -111,6 +112,12 @@ let package = Package(
       name: "QuickStart",
       dependencies: ["Courier", "CourierTesting"],
       path: "Examples/QuickStart",
+      swiftSettings: strictSettings
+    ),
+    .executableTarget(
+      name: "StreamingChat",
+      dependencies: ["Courier", "CourierTesting"],
+      path: "Examples/StreamingChat",
       swiftSettings: strictSettings
     ),
     .executableTarget(
