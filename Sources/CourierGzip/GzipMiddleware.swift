@@ -152,6 +152,26 @@ public struct GzipMiddleware: Middleware, CustomStringConvertible {
       return response
     }
     var response = response
+    if let stream = response.bodyStream {
+      // A streamed body is decoded while it is read, layer by layer, last applied first.
+      guard let codings = Self.contentCodings(named: encoding) else { return response }
+      guard codings.count <= Self.maximumCodings else {
+        throw CourierError(
+          kind: .corruptBody,
+          debugMessage: "GzipMiddleware: \(codings.count) content codings on a streamed "
+            + "response body; at most \(Self.maximumCodings) are decoded",
+          request: response.request, response: response, stage: "transport")
+      }
+      var decoded = stream
+      for coding in codings.reversed() {
+        decoded = decoded.transformed(
+          by: StreamedDecoding(coding: coding, limit: responseDecompression.limit))
+      }
+      response.bodyStream = decoded
+      response.headers.remove(.contentEncoding)
+      response.headers.remove(.contentLength)
+      return response
+    }
     let body = response.body
     let declaredLength = response.headers[.contentLength].flatMap { Int($0) }
     // A Content-Length that disagrees with the body means the transport decoded it already.

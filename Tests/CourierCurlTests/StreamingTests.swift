@@ -261,3 +261,98 @@ struct BufferedStreamTests {
     _ = iterator
   }
 }
+
+/// `GzipMiddleware` decodes a streamed gzip body while it is read, within its limits counted
+/// over the whole stream, and leaves one the transport decoded already as it is.
+@Suite("Streamed bodies through GzipMiddleware", .timeLimit(.minutes(1)))
+struct StreamedGzipTests {
+  private static let original = Data(
+    (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: ($0 / 7) &* 13 &+ $0 % 5) })
+
+  private static func gzipped(_ data: Data, contentLength: Bool = true) throws -> MockResponse {
+    let body = try GzipCompressor.compress(data)
+    return MockResponse(
+      headers: [
+        MockHeader(name: "Content-Type", value: "application/octet-stream"),
+        MockHeader(name: "Content-Encoding", value: "gzip"),
+      ], body: body, chunked: !contentLength)
+  }
+
+  private static func client(_ server: MockServer, _ transport: CurlTransport) -> Client {
+    Client(baseURL: server.url("/"), transport: transport, middleware: [GzipMiddleware()])
+  }
+
+  private static func read(_ streamed: StreamedResponse) async throws(CourierError) -> Data {
+    var data = Data()
+    for try await chunk in streamed.body { data.append(chunk) }
+    return data
+  }
+
+  @Test("a gzip body is decoded while read, with a small buffer, byte for byte")
+  func decodesWhileReading() async throws {
+    let server = try MockServer()
+    defer { server.shutdown() }
+    server.enqueue(try Self.gzipped(Self.original))
+    server.enqueue(try Self.gzipped(Self.original, contentLength: false))
+    let transport = CurlTransport()
+    defer { transport.shutdown() }
+    let client = Self.client(server, transport)
+    for _ in 0..<2 {
+      let streamed = try await client.stream(Request(url: server.url("/z")), bufferSize: 4096)
+      #expect(streamed.head.headers[.contentEncoding] == nil)
+      #expect(streamed.head.headers[.contentLength] == nil)
+      let data = try await Self.read(streamed)
+      #expect(data.count == Self.original.count)
+      #expect(data.elementsEqual(Self.original))
+    }
+  }
+
+  @Test("a streamed gzip bomb fails with bodyTooLarge from the iterator")
+  func bomb() async throws {
+    let server = try MockServer()
+    defer { server.shutdown() }
+    server.enqueue(try Self.gzipped(Data(count: 64 << 20)))
+    let transport = CurlTransport()
+    defer { transport.shutdown() }
+    let streamed = try await Self.client(server, transport).stream(
+      Request(url: server.url("/bomb")))
+    var decoded = 0
+    let error = await #expect(throws: CourierError.self) {
+      for try await chunk in streamed.body { decoded += chunk.count }
+    }
+    #expect(error?.kind == .bodyTooLarge)
+    // The standard limit: 32 MiB and 100× past 1 MiB, counted over the whole stream.
+    #expect(decoded <= 32 << 20)
+  }
+
+  @Test("a truncated gzip stream fails with corruptBody at its end")
+  func truncated() async throws {
+    let server = try MockServer()
+    defer { server.shutdown() }
+    let whole = try GzipCompressor.compress(Self.original)
+    server.enqueue(
+      MockResponse(
+        headers: [MockHeader(name: "Content-Encoding", value: "gzip")],
+        body: whole.prefix(whole.count / 2)))
+    let transport = CurlTransport()
+    defer { transport.shutdown() }
+    let streamed = try await Self.client(server, transport).stream(Request(url: server.url("/t")))
+    let error = await #expect(throws: CourierError.self) { _ = try await Self.read(streamed) }
+    #expect(error?.kind == .corruptBody)
+    #expect(error?.debugMessage.contains("truncated") == true)
+  }
+
+  @Test("a body the transport decoded already passes as it is")
+  func transportDecoded() async throws {
+    let server = try MockServer()
+    defer { server.shutdown() }
+    server.enqueue(try Self.gzipped(Self.original))
+    var configuration = CurlTransport.Configuration.standard
+    configuration.contentDecoding = .automatic
+    let transport = CurlTransport(configuration: configuration)
+    defer { transport.shutdown() }
+    let streamed = try await Self.client(server, transport).stream(Request(url: server.url("/a")))
+    let data = try await Self.read(streamed)
+    #expect(data.elementsEqual(Self.original))
+  }
+}

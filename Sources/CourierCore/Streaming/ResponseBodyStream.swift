@@ -41,10 +41,17 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
   /// The buffer a transport fills ahead of the reader unless told otherwise: 1 MiB.
   public static let defaultBufferSize = 1 << 20
 
-  private let handle: Handle
+  /// Where the chunks come from: a buffer a producer fills, or another stream through a
+  /// ``ResponseBodyTransform``.
+  private enum Backing: Sendable {
+    case buffer(Handle)
+    case transformed(TransformedBody)
+  }
+
+  private let backing: Backing
 
   private init(handle: Handle) {
-    self.handle = handle
+    backing = .buffer(handle)
   }
 
   /// A body already whole, delivered as one chunk (none when `body` is empty): what a
@@ -53,7 +60,7 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
     let core = StreamCore(bufferSize: Swift.max(1, body.count), onDemand: nil, onTermination: nil)
     if !body.isEmpty { _ = core.write(body) }
     core.finish(with: nil)
-    handle = Handle(core: core)
+    backing = .buffer(Handle(core: core))
   }
 
   /// Makes a stream and the writer its producer fills.
@@ -96,33 +103,55 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
 
   /// Starts reading the body; see the type's documentation for reading it twice.
   public func makeAsyncIterator() -> AsyncIterator {
-    AsyncIterator(reader: handle.core.makeReader())
+    switch backing {
+    case .buffer(let handle): AsyncIterator(source: handle.core.makeReader().map { .buffer($0) })
+    case .transformed(let body): AsyncIterator(source: body.makeReader().map { .transformed($0) })
+    }
+  }
+
+  /// This body's chunks passed through `transform` (a decoder, a counter), read as the reader
+  /// asks for them: the pace and the early stop reach this stream as they would directly.
+  /// Read the returned stream, not this one: both share one reading.
+  public func transformed(by transform: sending some ResponseBodyTransform) -> ResponseBodyStream {
+    ResponseBodyStream(
+      backing: .transformed(TransformedBody(upstream: makeAsyncIterator(), transform: transform)))
+  }
+
+  private init(backing: Backing) {
+    self.backing = backing
   }
 
   /// Reads the chunks of a ``ResponseBodyStream``.
-  public struct AsyncIterator: AsyncIteratorProtocol {
-    let reader: Reader?
+  public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
+    enum Source: Sendable {
+      case buffer(Reader)
+      case transformed(TransformedBody.Reader)
+    }
+
+    let source: Source?
 
     /// The next chunk, or `nil` after the last.
     public mutating func next() async throws(CourierError) -> Data? {
-      try await readable().next()
+      try await Self.next(from: source)
     }
 
     /// The next chunk, or `nil` after the last.
     public mutating func next(
       isolation actor: isolated (any Actor)?
     ) async throws(CourierError) -> Data? {
-      try await readable().next()
+      try await Self.next(from: source)
     }
 
-    private func readable() throws(CourierError) -> StreamCore {
-      guard let reader else {
+    private static func next(from source: Source?) async throws(CourierError) -> Data? {
+      switch source {
+      case .buffer(let reader): return try await reader.core.next()
+      case .transformed(let reader): return try await reader.body.next()
+      case nil:
         throw CourierError(
           kind: .invalidRequest,
           debugMessage: "a ResponseBodyStream can be iterated once; it was iterated already",
           stage: "transport")
       }
-      return reader.core
     }
   }
 
