@@ -70,7 +70,8 @@ struct StreamedDecoding: ResponseBodyTransform {
 
   private static func failure(_ error: any Error, _ coding: GzipFormat) -> CourierError {
     var failure = CourierError(error, stage: "transport", otherwise: .corruptBody)
-    failure.debugMessage = "GzipMiddleware: \(coding) streamed response body: \(failure.debugMessage)"
+    failure.debugMessage =
+      "GzipMiddleware: \(coding) streamed response body: \(failure.debugMessage)"
     return failure
   }
 }
