@@ -356,3 +356,37 @@ struct StreamedGzipTests {
     #expect(data.elementsEqual(Self.original))
   }
 }
+
+/// `LoggingMiddleware` logs a streamed response's head at once and its size and duration when
+/// it ends; never its bytes.
+@Suite("Streamed bodies through LoggingMiddleware", .timeLimit(.minutes(1)))
+struct StreamedLoggingTests {
+  @Test("the head is logged as streamed, the end with the byte count, never the body")
+  func headThenEnd() async throws {
+    let server = try MockServer()
+    defer { server.shutdown() }
+    let secret = "token-s3cr3t-in-the-body"
+    server.enqueue(.text(String(repeating: secret, count: 1000)))
+    let transport = CurlTransport()
+    defer { transport.shutdown() }
+    let sink = InMemoryLogSink()
+    let client = Client(
+      baseURL: server.url("/"), transport: transport,
+      middleware: [LoggingMiddleware(level: .body, sink: sink)])
+    let streamed = try await client.stream(Endpoint<Void>(.get, "s"))
+    let head = sink.events.filter { $0.severity == .info }
+    #expect(head.count == 1)
+    #expect(head.first?.metadata["response_bytes"] == "streamed")
+    #expect(head.first?.metadata["response_body"] == "<streamed, not logged>")
+    let data = try await streamed.body.collect(upTo: 1 << 20)
+    #expect(data.count == secret.utf8.count * 1000)
+    let end = sink.events.filter { $0.message.contains("stream ended") }
+    #expect(end.count == 1)
+    #expect(end.first?.metadata["response_bytes"] == String(data.count))
+    #expect(end.first?.message.contains("\(data.count) bytes") == true)
+    #expect(
+      !sink.events.contains { event in
+        event.message.contains(secret) || event.metadata.values.contains { $0.contains(secret) }
+      })
+  }
+}

@@ -96,12 +96,19 @@ public struct LoggingMiddleware: Middleware {
     }
     let started = ContinuousClock.now
     do {
-      let response = try await next(request)
+      var response = try await next(request)
       let elapsed = ContinuousClock.now - started
       let severity: LogSeverity = response.status >= 400 ? .warning : .info
       guard severity >= sink.logLevel else { return response }
       fields["duration_ms"] = Self.milliseconds(elapsed)
       addResponse(response, to: &fields)
+      if let stream = response.bodyStream {
+        // The head now; the size and the whole duration once the reader has the last byte.
+        response.bodyStream = stream.transformed(
+          by: StreamEnd(
+            sink: sink, fields: fields, started: started,
+            message: "\(request.method) \(url) → \(response.status) stream ended"))
+      }
       emit(
         LogEvent(
           severity: severity,
@@ -154,9 +161,12 @@ public struct LoggingMiddleware: Middleware {
   /// The response's status and size, and its headers and body at the levels that log them.
   private func addResponse(_ response: Response, to fields: inout [String: String]) {
     fields["status"] = String(response.status)
-    // A download's body is in a file: log its size, never its bytes.
-    fields["response_bytes"] = String(
-      response.downloadedFile?.byteCount ?? Int64(response.body.count))
+    // A download's body is in a file: log its size, never its bytes. A streamed body's size
+    // is logged when it ends.
+    fields["response_bytes"] =
+      response.bodyStream != nil
+      ? "streamed"
+      : String(response.downloadedFile?.byteCount ?? Int64(response.body.count))
     if level >= .headers { fields["response_headers"] = headers(response.headers, of: nil) }
     if level >= .body, let body = responseBody(response) { fields["response_body"] = body }
   }
@@ -187,6 +197,7 @@ public struct LoggingMiddleware: Middleware {
   }
 
   private func responseBody(_ response: Response) -> String? {
+    if response.bodyStream != nil { return "<streamed, not logged>" }
     if let file = response.downloadedFile {
       return "<file \(file.url.lastPathComponent), \(file.byteCount) bytes>"
     }
@@ -218,7 +229,7 @@ public struct LoggingMiddleware: Middleware {
     return cut + "… (\(data.count) bytes)"
   }
 
-  private static func milliseconds(_ duration: Duration) -> String {
+  static func milliseconds(_ duration: Duration) -> String {
     String(format: "%.1f", duration.inSeconds * 1000)
   }
 }
@@ -232,5 +243,40 @@ extension LoggingMiddleware: CustomStringConvertible {
       + "parameters, \(redaction.bodyKeys.count) body keys"
     return "LoggingMiddleware(\(level); sink \(DescriptionText.typeName(of: sink)); redaction: "
       + "\(redacted); text bodies up to \(DescriptionText.bytes(maximumBodyBytes)))"
+  }
+}
+
+/// Counts a streamed body's bytes as the reader takes them and logs the total and the whole
+/// duration, from the request's start, when the body ends. Never logs the bytes.
+private struct StreamEnd: ResponseBodyTransform {
+  let sink: any LogSink
+  var fields: [String: String]
+  let started: ContinuousClock.Instant
+  let message: String
+  var bytes = 0
+
+  init(
+    sink: any LogSink, fields: [String: String], started: ContinuousClock.Instant, message: String
+  ) {
+    self.sink = sink
+    self.fields = fields
+    self.started = started
+    self.message = message
+  }
+
+  mutating func transform(_ chunk: Data) throws(CourierError) -> Data {
+    bytes += chunk.count
+    return chunk
+  }
+
+  mutating func finish() throws(CourierError) -> Data {
+    let elapsed = LoggingMiddleware.milliseconds(ContinuousClock.now - started)
+    fields["response_bytes"] = String(bytes)
+    fields["duration_ms"] = elapsed
+    fields.removeValue(forKey: "response_body")
+    let event = LogEvent(
+      severity: .info, message: "\(message): \(bytes) bytes (\(elapsed) ms)", metadata: fields)
+    if event.severity >= sink.logLevel { sink.log(event) }
+    return Data()
   }
 }
