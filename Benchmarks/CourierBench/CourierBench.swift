@@ -34,13 +34,23 @@ import Synchronization
 /// Run with `swift run -c release courier-bench [chain] [e2e] [transports] [preset]
 /// [download] [envelope] [gzip] [curve] [--quick]`: the named sections (all by default; `e2e`
 /// includes `transports`, which ends with `preset`, the paired figure alone); `--quick`
-/// shortens every section. `curve-point` is the mode the cost curve starts its processes in.
+/// shortens every section. `curve-point` is the mode the cost curve starts its processes in;
+/// `stream-point <url> [read MB/s]` reads one streamed body, and `sse` measures how fast
+/// Server-Sent Events parse (`StreamBenchmark`).
 @main
 struct CourierBench {
   static func main() async throws {
     let arguments = CommandLine.arguments.dropFirst()
     if arguments.first == "curve-point" {
       try await CurveBenchmark.point(Array(arguments.dropFirst()))
+      return
+    }
+    if arguments.first == "stream-point" {
+      try await StreamBenchmark.point(Array(arguments.dropFirst()))
+      return
+    }
+    if arguments.first == "sse" {
+      try await StreamBenchmark.parseRate()
       return
     }
     let quick = arguments.contains("--quick")

@@ -183,6 +183,10 @@ final class CurlLoopCore {
   /// Hands over the streamed heads that arrived, then finishes every transfer libcurl reports
   /// done.
   func collectFinished(into completions: inout [Completion]) {
+    if !heads.flushes.isEmpty {
+      for writer in heads.flushes { writer.flush() }
+      heads.flushes.removeAll(keepingCapacity: true)
+    }
     if !heads.arrived.isEmpty {
       for (ticket, head) in heads.arrived { completions.append((ticket, .success(head))) }
       heads.arrived.removeAll(keepingCapacity: true)
@@ -272,4 +276,7 @@ final class CurlLoopCore {
 /// to their callers (``CurlLoopCore/collectFinished(into:)``). Used under the engine lock.
 final class CurlStreamHeads {
   var arrived: [(CurlTicket, Response)] = []
+  /// Streamed bodies that received pieces while their reader waited: woken once each, after
+  /// libcurl's call.
+  var flushes: [ResponseBodyStream.Writer] = []
 }

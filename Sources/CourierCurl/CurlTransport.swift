@@ -307,6 +307,8 @@ public final class CurlTransport: Transport, CustomStringConvertible {
   /// event once no retry follows). It returns nothing: a function that took the response and
   /// returned it copied it, a dozen retains.
   private static func reportCompletion(of response: Response, to request: Request) {
+    // A streamed body is complete at its end (CurlTransfer.endStream), not at its head.
+    guard response.bodyStream == nil else { return }
     request.attributes[DownloadProgressAttribute.self]?.completeAttempt(
       total: response.downloadedFile?.byteCount ?? Int64(response.body.count))
   }

@@ -223,18 +223,45 @@ struct BufferedStreamTests {
     #expect(count == 0)
   }
 
-  @Test("a writer's failure is thrown after the chunks buffered before it")
+  @Test("a writer's failure is thrown after the bytes buffered before it")
   func failureAfterChunks() async throws {
     let (stream, writer) = ResponseBodyStream.makeStream(bufferSize: 8)
     #expect(writer.write(Data("abcd".utf8)))
     #expect(!writer.write(Data("efgh".utf8)))
     writer.fail(CourierError(kind: .connectionLost, debugMessage: "test"))
     var iterator = stream.makeAsyncIterator()
-    #expect(try await iterator.next() == Data("abcd".utf8))
-    #expect(try await iterator.next() == Data("efgh".utf8))
+    // What was buffered comes in one piece, in order.
+    #expect(try await iterator.next() == Data("abcdefgh".utf8))
     let error = await #expect(throws: CourierError.self) { _ = try await iterator.next() }
     #expect(error?.kind == .connectionLost)
     #expect(try await iterator.next() == nil)
+  }
+
+  @Test("appended bytes wait for flush; a buffer that filled meanwhile asks for more at flush")
+  func deferredWake() async throws {
+    let demands = Mutex(0)
+    let (stream, writer) = ResponseBodyStream.makeStream(
+      bufferSize: 4, onDemand: { demands.withLock { $0 += 1 } })
+    let reading = Task {
+      var iterator = stream.makeAsyncIterator()
+      return try await iterator.next()
+    }
+    // An empty append asks for a flush once the reader waits (nothing is buffered for it).
+    let end = ContinuousClock.now + .seconds(20)
+    while !Data().withUnsafeBytes({ writer.append($0) }).needsFlush {
+      try #require(ContinuousClock.now < end, "the reader never waited")
+      await Task.yield()
+    }
+    // More than the buffer holds before the flush: the producer is told to pause, and the
+    // waiting reader is not woken yet...
+    let (room, again) = Data("abcdef".utf8).withUnsafeBytes { writer.append($0) }
+    #expect(!room)
+    #expect(!again)
+    #expect(demands.withLock { $0 } == 0)
+    // ...the flush hands the reader everything and asks the producer to go on.
+    writer.flush()
+    #expect(try await reading.value == Data("abcdef".utf8))
+    #expect(demands.withLock { $0 } == 1)
   }
 
   @Test("the producer hears once when the reader takes half a full buffer, and when it stops")

@@ -91,7 +91,9 @@ public final class Client: Sendable {
   /// whatever its status (no response pipeline runs here).
   ///
   /// Cancelling the calling `Task`, or calling ``cancelAll()``, cancels the request; it then
-  /// fails with kind ``CourierError/Kind/cancelled``.
+  /// fails with kind ``CourierError/Kind/cancelled``. A response whose body is streamed
+  /// (``Response/bodyStream``) stays in flight until its body ends: ``cancelAll()`` then
+  /// ends the body, and its download progress ends with it.
   public func send(_ request: Request) async throws(CourierError) -> Response {
     if Task.isCancelled {
       throw localized(CourierError(CancellationError(), request: request, stage: "client"))
@@ -100,10 +102,15 @@ public final class Client: Sendable {
     let token = RequestCancellation(parent: RequestCancellation.current)
     let ticket = inFlight.insert(token)
     var succeeded = false
+    var streamed: StreamCore?
     defer {
-      inFlight.remove(ticket)
-      token.detachFromParent()
-      if !request.attributes.isEmpty { Self.endProgress(of: request, succeeded: succeeded) }
+      if let streamed {
+        holdUntilEnded(streamed, request: request, token: token, ticket: ticket)
+      } else {
+        inFlight.remove(ticket)
+        token.detachFromParent()
+        if !request.attributes.isEmpty { Self.endProgress(of: request, succeeded: succeeded) }
+      }
     }
     do {
       // The chain runs inline in the caller's task: no extra task, no thread hop.
@@ -112,6 +119,7 @@ public final class Client: Sendable {
       }
       response.timings.total = ContinuousClock.now - start
       succeeded = true
+      streamed = response.bodyStream?.core
       return response
     } catch {
       var failure = CourierError(error, request: request)
@@ -225,13 +233,43 @@ public final class Client: Sendable {
   /// How many requests this client has in flight.
   public var inFlightCount: Int { inFlight.count }
 
+  /// Keeps a request whose response body is streamed in flight until the body ends: its
+  /// token's cancellation (``cancelAll()``) ends the body, and the body's end ends the
+  /// download progress (the upload's ended with the head).
+  private func holdUntilEnded(
+    _ core: StreamCore, request: Request, token: RequestCancellation, ticket: UInt64
+  ) {
+    if !request.attributes.isEmpty {
+      Self.endProgress(of: request, succeeded: true, download: false)
+    }
+    let handler = token.addHandler {
+      core.terminate(
+        with: CourierError(
+          kind: .cancelled,
+          debugMessage: "the request was cancelled (Client.cancelAll()) while its streamed body "
+            + "was read; the transfer ended",
+          request: request, stage: "client"))
+    }
+    let inFlight = inFlight
+    core.whenEnded { finished in
+      token.removeHandler(handler)
+      inFlight.remove(ticket)
+      token.detachFromParent()
+      if !request.attributes.isEmpty {
+        Self.endProgress(of: request, succeeded: finished, upload: false)
+      }
+    }
+  }
+
   /// Ends the progress streams of a request that is over: with the final event (the last
   /// attempt's body) when it ended with a response, without one after a failure. Only here,
   /// after every retry, is it known which attempt's body was the last.
-  private static func endProgress(of request: Request, succeeded: Bool) {
+  private static func endProgress(
+    of request: Request, succeeded: Bool, upload: Bool = true, download: Bool = true
+  ) {
     for progress in [
-      request.attributes[UploadProgressAttribute.self],
-      request.attributes[DownloadProgressAttribute.self],
+      upload ? request.attributes[UploadProgressAttribute.self] : nil,
+      download ? request.attributes[DownloadProgressAttribute.self] : nil,
     ] {
       guard let progress else { continue }
       if succeeded { progress.complete() } else { progress.finish() }

@@ -50,6 +50,15 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
 
   private let backing: Backing
 
+  /// The buffer at the root of this stream (through its transforms), for the client's hold on
+  /// a streamed request: never the handle, so that the client does not keep the stream alive.
+  var core: StreamCore {
+    switch backing {
+    case .buffer(let handle): handle.core
+    case .transformed(let body): body.root
+    }
+  }
+
   private init(handle: Handle) {
     backing = .buffer(handle)
   }
@@ -114,7 +123,8 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
   /// Read the returned stream, not this one: both share one reading.
   public func transformed(by transform: sending some ResponseBodyTransform) -> ResponseBodyStream {
     ResponseBodyStream(
-      backing: .transformed(TransformedBody(upstream: makeAsyncIterator(), transform: transform)))
+      backing: .transformed(
+        TransformedBody(upstream: makeAsyncIterator(), root: core, transform: transform)))
   }
 
   private init(backing: Backing) {
@@ -170,6 +180,16 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
     @discardableResult
     public func write(_ chunk: Data) -> Bool { core.write(chunk) }
 
+    /// Appends `bytes` without waking a waiting reader until ``flush()``: a transport that
+    /// receives many pieces in one turn wakes the reader once for all of them. `room` is
+    /// ``write(_:)``'s answer; `needsFlush` is `true` the first time a reader waits for them.
+    package func append(_ bytes: UnsafeRawBufferPointer) -> (room: Bool, needsFlush: Bool) {
+      core.append(bytes)
+    }
+
+    /// Wakes a reader waiting for what ``append(_:)`` buffered.
+    package func flush() { core.flush() }
+
     /// Whether the reader stopped before the end: what was written since is dropped.
     public var isTerminated: Bool { core.isTerminated }
 
@@ -196,22 +216,28 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
   }
 }
 
-/// The shared state of one ``ResponseBodyStream``: the chunks buffered, how the body ended,
-/// the reader waiting, and whether the producer was told to pause.
+/// The shared state of one ``ResponseBodyStream``: the bytes buffered (one `Data` the writes
+/// append to, taken whole by the reader), how the body ended, the reader waiting, and whether
+/// the producer was told to pause.
 final class StreamCore: Sendable {
+  private typealias Waiter = UnsafeContinuation<Result<Data?, CourierError>, Never>
+
   private struct State {
-    var chunks: [Data] = []
-    /// The first chunk not yet read in ``chunks``.
-    var first = 0
-    var buffered = 0
+    var pending = Data()
     var ended = false
     var failure: CourierError?
-    var waiter: UnsafeContinuation<Result<Data?, CourierError>, Never>?
+    var waiter: Waiter?
+    /// A waiting reader has bytes, to be woken at the producer's ``flush()``.
+    var wakeDeferred = false
     var producerPaused = false
     var terminated = false
     var readerMade = false
     var onDemand: (@Sendable () -> Void)?
     var onTermination: (@Sendable () -> Void)?
+    /// How the body ended, once it has: `true` when its producer finished it, `false` when it
+    /// failed or its reader stopped first.
+    var outcome: Bool?
+    var onEnd: (@Sendable (Bool) -> Void)?
   }
 
   private let bufferSize: Int
@@ -230,38 +256,120 @@ final class StreamCore: Sendable {
 
   var isTerminated: Bool { state.withLock { $0.terminated } }
 
-  func write(_ chunk: Data) -> Bool {
-    let (waiter, room) = state.withLock {
-      state -> (UnsafeContinuation<Result<Data?, CourierError>, Never>?, Bool) in
-      guard !state.ended, !state.terminated else { return (nil, true) }
-      if let waiter = state.waiter {
-        state.waiter = nil
-        return (waiter, true)
-      }
-      state.chunks.append(chunk)
-      state.buffered += chunk.count
-      guard state.buffered < bufferSize else {
-        state.producerPaused = true
-        return (nil, false)
-      }
-      return (nil, true)
+  /// Calls `action` once when the body ends, with `true` when its producer finished it and
+  /// `false` when it failed or its reader stopped first; at once when it has ended already.
+  /// What the client uses to keep a streamed request in flight until its body ends.
+  func whenEnded(_ action: @escaping @Sendable (Bool) -> Void) {
+    let outcome = state.withLock { state -> Bool? in
+      if state.outcome == nil { state.onEnd = action }
+      return state.outcome
     }
-    waiter?.resume(returning: .success(chunk))
+    if let outcome { action(outcome) }
+  }
+
+  func write(_ chunk: Data) -> Bool {
+    let (waiter, ready, room) = state.withLock { state -> (Waiter?, Data, Bool) in
+      guard !state.ended, !state.terminated else { return (nil, Data(), true) }
+      if state.pending.isEmpty { state.pending = chunk } else { state.pending.append(chunk) }
+      return Self.afterWrite(&state, bufferSize: bufferSize, deferringWake: false)
+    }
+    waiter?.resume(returning: .success(ready))
     return room
   }
 
+  /// Appends `bytes` for the reader without waking it: a waiting reader is woken by the next
+  /// ``flush()``, so that every piece one turn of the producer received reaches the reader
+  /// in one wake-up. `true` while the buffer has room.
+  func append(_ bytes: UnsafeRawBufferPointer) -> (room: Bool, needsFlush: Bool) {
+    state.withLock { state in
+      guard !state.ended, !state.terminated else { return (true, false) }
+      if state.pending.isEmpty {
+        state.pending.reserveCapacity(Swift.min(bufferSize + bytes.count, Self.firstCapacity))
+      }
+      state.pending.append(contentsOf: bytes)
+      let wasDeferred = state.wakeDeferred
+      let (_, _, room) = Self.afterWrite(&state, bufferSize: bufferSize, deferringWake: true)
+      return (room, state.wakeDeferred && !wasDeferred)
+    }
+  }
+
+  /// 256 KiB: what an empty buffer reserves for the pieces that follow.
+  private static let firstCapacity = 256 * 1024
+
+  /// Wakes a reader that waits for bytes ``append(_:)`` buffered.
+  func flush() {
+    let (waiter, ready, demand) = state.withLock {
+      state -> (Waiter?, Data, (@Sendable () -> Void)?) in
+      guard state.wakeDeferred else { return (nil, Data(), nil) }
+      state.wakeDeferred = false
+      guard let waiter = state.waiter, !state.pending.isEmpty else { return (nil, Data(), nil) }
+      state.waiter = nil
+      let (data, demand) = Self.takePending(&state, bufferSize: bufferSize)
+      return (waiter, data, demand)
+    }
+    waiter?.resume(returning: .success(ready))
+    // The buffer filled before the wake: the producer paused, and the reader has it all now.
+    demand?()
+  }
+
+  /// After bytes were added: hands them to a waiting reader (unless the wake is deferred) or
+  /// marks the producer paused when the buffer is full.
+  private static func afterWrite(
+    _ state: inout State, bufferSize: Int, deferringWake: Bool
+  ) -> (Waiter?, Data, Bool) {
+    if state.waiter != nil {
+      if deferringWake {
+        state.wakeDeferred = true
+      } else {
+        let waiter = state.waiter
+        state.waiter = nil
+        state.wakeDeferred = false
+        // The reader takes it all: the producer is not paused (nor told to go on).
+        state.producerPaused = false
+        return (waiter, takePending(&state, bufferSize: bufferSize).data, true)
+      }
+    }
+    guard state.pending.count < bufferSize else {
+      state.producerPaused = true
+      return (nil, Data(), false)
+    }
+    return (nil, Data(), true)
+  }
+
+  /// Takes every buffered byte; the producer's `onDemand` when it was paused.
+  private static func takePending(
+    _ state: inout State, bufferSize: Int
+  ) -> (data: Data, demand: (@Sendable () -> Void)?) {
+    let data = state.pending
+    state.pending = Data()
+    guard state.producerPaused else { return (data, nil) }
+    state.producerPaused = false
+    return (data, state.onDemand)
+  }
+
   func finish(with failure: CourierError?) {
-    let waiter = state.withLock {
-      state -> UnsafeContinuation<Result<Data?, CourierError>, Never>? in
-      guard !state.ended, !state.terminated else { return nil }
+    let (waiter, result, onEnd) = state.withLock {
+      state -> (Waiter?, Result<Data?, CourierError>, (@Sendable (Bool) -> Void)?) in
+      guard !state.ended, !state.terminated else { return (nil, .success(nil), nil) }
       state.ended = true
       state.failure = failure
+      state.outcome = failure == nil
       state.onDemand = nil
       state.onTermination = nil
-      defer { state.waiter = nil }
-      return state.waiter
+      state.wakeDeferred = false
+      let onEnd = state.onEnd
+      state.onEnd = nil
+      guard let waiter = state.waiter else { return (nil, .success(nil), onEnd) }
+      state.waiter = nil
+      // Bytes buffered for a deferred wake go first; the end (or failure) on the next read.
+      if !state.pending.isEmpty {
+        return (waiter, .success(Self.takePending(&state, bufferSize: bufferSize).data), onEnd)
+      }
+      defer { state.failure = nil }
+      return (waiter, failure.map { .failure($0) } ?? .success(nil), onEnd)
     }
-    waiter?.resume(returning: failure.map { .failure($0) } ?? .success(nil))
+    waiter?.resume(returning: result)
+    onEnd?(failure == nil)
   }
 
   func makeReader() -> ResponseBodyStream.Reader? {
@@ -280,23 +388,24 @@ final class StreamCore: Sendable {
   /// The reader stopped: drops what is buffered, fails a waiting `next`, and tells the
   /// producer, unless the body had ended.
   func terminate(with error: CourierError? = nil) {
-    let (waiter, onTermination) = state.withLock {
-      state -> (UnsafeContinuation<Result<Data?, CourierError>, Never>?, (@Sendable () -> Void)?)
-      in
-      guard !state.terminated else { return (nil, nil) }
+    let (waiter, onTermination, onEnd) = state.withLock {
+      state -> (Waiter?, (@Sendable () -> Void)?, (@Sendable (Bool) -> Void)?) in
+      guard !state.terminated else { return (nil, nil, nil) }
       state.terminated = true
-      state.chunks = []
-      state.first = 0
-      state.buffered = 0
+      state.pending = Data()
+      state.wakeDeferred = false
       state.onDemand = nil
+      if state.outcome == nil { state.outcome = false }
       defer {
         state.waiter = nil
         state.onTermination = nil
+        state.onEnd = nil
       }
-      return (state.waiter, state.ended ? nil : state.onTermination)
+      return (state.waiter, state.ended ? nil : state.onTermination, state.onEnd)
     }
     waiter?.resume(returning: .failure(error ?? Self.stoppedError()))
     onTermination?()
+    onEnd?(false)
   }
 
   func next() async throws(CourierError) -> Data? {
@@ -319,28 +428,15 @@ final class StreamCore: Sendable {
     return try result.get()
   }
 
-  /// What the reader gets now (a chunk, the end, the failure), or `nil` when it must wait;
-  /// with `waiter`, keeps it to be resumed by the producer.
-  private func take(
-    orWait waiter: UnsafeContinuation<Result<Data?, CourierError>, Never>? = nil
-  ) -> Result<Data?, CourierError>? {
+  /// What the reader gets now (the bytes buffered, the end, the failure), or `nil` when it
+  /// must wait; with `waiter`, keeps it to be resumed by the producer.
+  private func take(orWait waiter: Waiter? = nil) -> Result<Data?, CourierError>? {
     let (result, demand) = state.withLock {
       state -> (Result<Data?, CourierError>?, (@Sendable () -> Void)?) in
-      if state.first < state.chunks.count {
-        let chunk = state.chunks[state.first]
-        state.chunks[state.first] = Data()
-        state.first += 1
-        state.buffered -= chunk.count
-        if state.first == state.chunks.count {
-          state.chunks.removeAll(keepingCapacity: true)
-          state.first = 0
-        }
-        var demand: (@Sendable () -> Void)?
-        if state.producerPaused, state.buffered <= bufferSize / 2 {
-          state.producerPaused = false
-          demand = state.onDemand
-        }
-        return (.success(chunk), demand)
+      if !state.pending.isEmpty {
+        let (data, demand) = Self.takePending(&state, bufferSize: bufferSize)
+        state.wakeDeferred = false
+        return (.success(data), demand)
       }
       if state.terminated { return (.failure(Self.stoppedError()), nil) }
       if state.ended {

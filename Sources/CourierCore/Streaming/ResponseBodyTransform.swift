@@ -60,10 +60,13 @@ final class TransformedBody: Sendable {
   }
 
   private let state: PThreadLock<State>
+  /// The buffer the chunks come from, under every transform.
+  let root: StreamCore
 
   init<Transform: ResponseBodyTransform>(
-    upstream: ResponseBodyStream.AsyncIterator, transform: sending Transform
+    upstream: ResponseBodyStream.AsyncIterator, root: StreamCore, transform: sending Transform
   ) {
+    self.root = root
     state = PThreadLock(State(upstream: upstream, transform: transform))
   }
 
