@@ -130,24 +130,39 @@ final class CurlLoopCore {
     }
     byTicket[ObjectIdentifier(ticket)] = transfer
     byHandle[easy] = transfer
+    if transfer.hasStreamLimits { limitedStreams.insert(ObjectIdentifier(ticket)) }
     return true
   }
 
   /// Fails the waiting requests whose timeout passed in ``queue``, at most every 100 ms
   /// (``waitLimit`` wakes the loop that often while any waits).
   func expireWaiting(completions: inout [Completion]) {
-    guard queue.waitingCount > 0 else { return }
+    guard queue.waitingCount > 0 || !limitedStreams.isEmpty else { return }
     let now = ContinuousClock.now
     guard now - lastExpiry >= .milliseconds(100) else { return }
     lastExpiry = now
     for waiting in queue.removeExpired(at: now) {
       completions.append((waiting.ticket, .failure(waitedTooLong(waiting.ticket))))
     }
+    guard !limitedStreams.isEmpty else { return }
+    for key in Array(limitedStreams) {
+      guard let transfer = byTicket[key] else {
+        limitedStreams.remove(key)
+        continue
+      }
+      guard let error = transfer.streamTimeout(at: now) else { continue }
+      byTicket[key] = nil
+      limitedStreams.remove(key)
+      end(transfer, with: .failure(error), &completions)
+    }
   }
 
-  /// The longest the loop may sleep, in milliseconds: 100 while requests wait in ``queue``
-  /// (their timeouts are checked that often), else a second.
-  var waitLimit: Int32 { queue.waitingCount > 0 ? 100 : 1_000 }
+  /// The longest the loop may sleep, in milliseconds: 100 while requests wait in ``queue`` or
+  /// a streamed body has a limit (their timeouts are checked that often), else a second.
+  var waitLimit: Int32 { queue.waitingCount > 0 || !limitedStreams.isEmpty ? 100 : 1_000 }
+
+  /// The streamed transfers with a limit the loop checks (``CurlTransfer/streamTimeout(at:)``).
+  private var limitedStreams: Set<ObjectIdentifier> = []
 
   private func waitedTooLong(_ ticket: CurlTicket) -> CourierError {
     let timeout = ticket.request.timeout ?? .zero

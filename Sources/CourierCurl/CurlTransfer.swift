@@ -146,8 +146,19 @@ final class CurlTransfer {
     }
     try setURL(of: request)
     // Always set: a kept handle may hold the last request's timeout (0 is none).
-    // What the request waited for a connection in the loop counts against its timeout.
-    try set(CURLOPT_TIMEOUT_MS, request.timeout.map { Self.milliseconds($0 - waited) } ?? 0)
+    // What the request waited for a connection in the loop counts against its timeout. A
+    // streamed body's limits are the loop's (``streamTimeout(at:)``): the timeout covers its
+    // head, not a body that may never end.
+    try set(
+      CURLOPT_TIMEOUT_MS,
+      streamBufferSize != nil ? 0 : request.timeout.map { Self.milliseconds($0 - waited) } ?? 0)
+    if streamBufferSize != nil {
+      let now = ContinuousClock.now
+      headDeadline = request.timeout.map { now + ($0 - waited) }
+      overallDeadline = request.attributes[DeadlineAttribute.self].map { now + $0.remaining }
+      idleTimeout = request.attributes[StreamIdleTimeoutAttribute.self]
+      lastByte = now
+    }
     // A streamed body's connection is closed after it: with libcurl 7.88, the next transfer
     // on a connection whose transfer was paused got no socket callback for it, so the loop
     // took it for idle and dropped it under that transfer (StreamingTests).
@@ -545,6 +556,7 @@ final class CurlTransfer {
     if !room { streamPaused = true }
     if needsFlush { heads?.flushes.append(streamWriter) }
     received += Int64(count)
+    lastByte = .now
     downloadProgress?.update(completed: received, expected: expectedLength)
     return count
   }
@@ -562,12 +574,51 @@ final class CurlTransfer {
 
   /// The bytes of a streamed body handed to its reader.
   private var received: Int64 = 0
+  /// A streamed body's limits, kept by the loop instead of libcurl: when its head must have
+  /// arrived (the request's timeout), when the whole transfer must have ended (its overall
+  /// deadline), and how long the server may stay silent once the head is in.
+  private var headDeadline: ContinuousClock.Instant?
+  private var overallDeadline: ContinuousClock.Instant?
+  private var idleTimeout: Duration?
+  /// When the streamed body last received a byte (or its head, or went on after a pause).
+  private var lastByte = ContinuousClock.now
+
+  /// Whether the streamed transfer has a limit the loop must check.
+  var hasStreamLimits: Bool { headDeadline != nil || overallDeadline != nil || idleTimeout != nil }
+
+  /// The error for a streamed transfer past one of its limits at `now`, or `nil`.
+  func streamTimeout(at now: ContinuousClock.Instant) -> CourierError? {
+    guard streamBufferSize != nil else { return nil }
+    let request = ticket.request
+    func timedOut(_ message: String) -> CourierError {
+      CourierError(
+        kind: .timedOut, debugMessage: message, request: request, attempts: 1,
+        stage: "transport")
+    }
+    if let overallDeadline, now >= overallDeadline {
+      return timedOut(
+        "the request's overall deadline passed while its streamed body was read; the transfer "
+          + "was ended")
+    }
+    if !headHandled, let headDeadline, now >= headDeadline {
+      return timedOut(
+        "no response head within the request's timeout (\(request.timeout ?? .zero))")
+    }
+    if headHandled, !streamPaused, let idleTimeout, now - lastByte >= idleTimeout {
+      return timedOut(
+        "the streamed body received no byte for its idle timeout (\(idleTimeout), "
+          + "StreamIdleTimeoutAttribute); the transfer was ended")
+    }
+    return nil
+  }
 
   /// Lets a transfer paused by its full stream go on: libcurl hands the piece it kept to the
   /// write callback again, from this call.
   func resumeStream() {
     guard streamPaused else { return }
     streamPaused = false
+    // The server's silence counts from here: the pause was the reader's.
+    lastByte = .now
     _ = courier_curl_easy_pause(easy, CURLPAUSE_CONT)
   }
 
@@ -674,6 +725,7 @@ final class CurlTransfer {
       onDemand: { loop.resumeStream(ticket) },
       onTermination: { if !ticket.isCancelled { loop.cancel(ticket) } })
     streamWriter = writer
+    lastByte = .now
     var head = Response(
       status: status, headers: HTTPHeaders(receivedLines: headerLines), request: ticket.request)
     head.bodyStream = stream

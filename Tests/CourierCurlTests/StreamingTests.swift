@@ -417,3 +417,102 @@ struct StreamedLoggingTests {
       })
   }
 }
+
+/// A streamed request's limits: `Request.timeout` covers the wait for the head, not a body
+/// that outlasts it; `StreamIdleTimeoutAttribute` bounds the server's silence; an overall
+/// deadline bounds the whole transfer. Each names itself in the error.
+@Suite("Streamed bodies and their timeouts", .timeLimit(.minutes(1)))
+struct StreamTimeoutTests {
+  private static func streamed(
+    _ server: MockServer, _ transport: CurlTransport, configure: (inout Request) -> Void
+  ) async throws -> StreamedResponse {
+    var request = Request(url: server.url("/s"))
+    configure(&request)
+    return try await Client(baseURL: server.url("/"), transport: transport).stream(request)
+  }
+
+  @Test("no head within the request's timeout: timedOut, naming the head")
+  func headTimeout() async throws {
+    let server = try MockServer()
+    defer { server.shutdown() }
+    server.enqueue(MockResponse(body: Data("late".utf8), delay: .seconds(5)))
+    let transport = CurlTransport()
+    defer { transport.shutdown() }
+    let error = await #expect(throws: CourierError.self) {
+      _ = try await Self.streamed(server, transport) { $0.timeout = .milliseconds(300) }
+    }
+    #expect(error?.kind == .timedOut)
+    #expect(error?.debugMessage.contains("no response head") == true)
+  }
+
+  @Test("a body that outlasts the request's timeout is read to its end")
+  func bodyOutlastsTimeout() async throws {
+    let server = try MockServer()
+    defer { server.shutdown() }
+    // About 1.5 s of body against a 400 ms timeout.
+    server.enqueue(
+      MockResponse(body: Data(count: 150_000), fault: .throttle(bytesPerSecond: 100_000)))
+    let transport = CurlTransport()
+    defer { transport.shutdown() }
+    let streamed = try await Self.streamed(server, transport) { $0.timeout = .milliseconds(400) }
+    let body = try await streamed.body.collect(upTo: 1 << 20)
+    #expect(body.count == 150_000)
+  }
+
+  @Test("a server silent past the idle timeout: timedOut, naming the idle timeout")
+  func idleTimeout() async throws {
+    let server = try MockServer()
+    // The server sends the first 256 KiB piece, then waits on the gate (released at the end)
+    // before the second: silence, not slowness.
+    let gate = DispatchSemaphore(value: 0)
+    defer {
+      gate.signal()
+      server.shutdown()
+    }
+    var response = MockResponse(chunked: true)
+    response.source = MockBodySource(count: 512 * 1024) { offset, count in
+      if offset > 0 { gate.wait() }
+      return Data(count: count)
+    }
+    server.enqueue(response)
+    let transport = CurlTransport()
+    defer { transport.shutdown() }
+    let streamed = try await Self.streamed(server, transport) {
+      $0.attributes[StreamIdleTimeoutAttribute.self] = .milliseconds(300)
+    }
+    var received = 0
+    let error = await #expect(throws: CourierError.self) {
+      for try await chunk in streamed.body { received += chunk.count }
+    }
+    #expect(received == 256 * 1024)
+    #expect(error?.kind == .timedOut)
+    #expect(error?.debugMessage.contains("idle timeout") == true)
+    await expectIdle(transport)
+  }
+
+  @Test("the overall deadline ends an endless body: timedOut, naming the deadline")
+  func overallDeadline() async throws {
+    let server = try MockServer()
+    defer { server.shutdown() }
+    server.enqueue(MockResponse(fault: .endlessBody))
+    let transport = CurlTransport()
+    defer { transport.shutdown() }
+    let streamed = try await Self.streamed(server, transport) {
+      $0.attributes[DeadlineAttribute.self] = Deadline(after: .milliseconds(500))
+    }
+    var received = 0
+    let error = await #expect(throws: CourierError.self) {
+      for try await chunk in streamed.body { received += chunk.count }
+    }
+    #expect(received > 0)
+    #expect(error?.kind == .timedOut)
+    #expect(error?.debugMessage.contains("overall deadline") == true)
+    await expectIdle(transport)
+  }
+
+  private func expectIdle(_ transport: CurlTransport) async {
+    let end = ContinuousClock.now + .seconds(10)
+    while transport.transfersInFlight > 0, ContinuousClock.now < end { await Task.yield() }
+    #expect(transport.transfersInFlight == 0)
+  }
+}

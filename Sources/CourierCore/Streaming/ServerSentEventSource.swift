@@ -62,7 +62,7 @@ extension Client {
   /// sends the request again with `Last-Event-ID` set to the last event's id, and goes on with
   /// the events the server sends from there.
   ///
-  /// Each connection goes through the whole chain as ``stream(_:bufferSize:)-(Endpoint<Value>)``
+  /// Each connection goes through the whole chain as `Client.stream(_:bufferSize:)`
   /// does, with `Accept: text/event-stream` and `Cache-Control: no-cache`. The source ends
   /// when the reading task stops (break, cancellation), when the server answers
   /// `204 No Content`, or with an error: a status or failure `reconnection` does not retry, an
