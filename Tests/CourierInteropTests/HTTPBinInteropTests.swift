@@ -237,6 +237,31 @@ struct HTTPBinInteropTests {
     #expect(
       error?.debugMessage.contains("Content-Encoding: br") == true, "\(String(reflecting: error))")
   }
+
+  /// A line of httpbin's `/stream/{n}`.
+  struct StreamLine: Decodable, Sendable {
+    let id: Int
+    let url: String
+  }
+
+  @Test("/stream/20 read as JSON Lines, one value per line", arguments: Wire.allCases)
+  func jsonLines(wire: Wire) async throws {
+    let client = try makeClient(wire)
+    let streamed = try await client.stream(Endpoint<Void>(.get, "stream/20"))
+    var ids: [Int] = []
+    for try await line in streamed.body.jsonLines(of: StreamLine.self) { ids.append(line.id) }
+    #expect(ids == Array(0..<20))
+  }
+
+  @Test("/drip: slow bytes arrive whole", arguments: Wire.allCases)
+  func drip(wire: Wire) async throws {
+    let client = try makeClient(wire)
+    let streamed = try await client.stream(
+      Endpoint<Void>(.get, "drip").query("duration", "1").query("numbytes", "8")
+        .query("delay", "0").query("code", "200"))
+    let body = try await streamed.body.collect(upTo: 1024)
+    #expect(body == Data(repeating: UInt8(ascii: "*"), count: 8))
+  }
 }
 
 /// Where the httpbin server is, from `COURIER_HTTPBIN_URL`.
