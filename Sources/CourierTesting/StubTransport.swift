@@ -298,6 +298,13 @@ public final class StubTransport: Transport {
     let progress = request.attributes[DownloadProgressAttribute.self]
     let limit = request.attributes[ResponseBodyLimitAttribute.self]
     let destination = request.attributes[DownloadAttribute.self]
+    if let bufferSize = request.attributes[ResponseStreamAttribute.self], destination == nil,
+      (200..<300).contains(stub.status), request.method != .head
+    {
+      var response = Response(status: stub.status, headers: headers, request: request)
+      response.bodyStream = stream(stub, bufferSize: bufferSize, for: request)
+      return response
+    }
     if progress == nil, limit == nil, destination == nil, stub.chunkInterval == .zero {
       return Response(status: stub.status, headers: headers, body: stub.body, request: request)
     }
@@ -333,6 +340,51 @@ public final class StubTransport: Transport {
     }
     progress?.completeAttempt(total: response.downloadedFile?.byteCount ?? Int64(kept.count))
     return response
+  }
+
+  /// A streamed `2xx` body: the pieces of ``StubResponse/chunkSize`` (the whole body when
+  /// unset), each after ``StubResponse/chunkInterval`` on the stub's clock, written by a task
+  /// that waits while the reader's buffer is full and stops when the reader does; then the end,
+  /// or ``StubResponse/streamFailure``.
+  private func stream(
+    _ stub: StubResponse, bufferSize: Int, for request: Request
+  ) -> ResponseBodyStream {
+    let demand = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    let task = Mutex<Task<Void, Never>?>(nil)
+    let (stream, writer) = ResponseBodyStream.makeStream(
+      bufferSize: bufferSize, onDemand: { demand.continuation.yield() },
+      onTermination: { task.withLock { $0?.cancel() } })
+    let body = stub.body
+    let size = max(1, stub.chunkSize ?? body.count)
+    let clock = self.clock
+    let progress = request.attributes[DownloadProgressAttribute.self]
+    task.withLock { running in
+      running = Task {
+        var delivered = 0
+        var demands = demand.stream.makeAsyncIterator()
+        while delivered < body.count {
+          if stub.chunkInterval > .zero {
+            guard (try? await clock.sleep(for: stub.chunkInterval)) != nil else { return }
+          }
+          let end = min(body.count, delivered + size)
+          let piece = Data(body[(body.startIndex + delivered)..<(body.startIndex + end)])
+          delivered = end
+          progress?.update(completed: Int64(delivered), expected: Int64(body.count))
+          if !writer.write(piece) {
+            // Full: wait until the reader took half, or stop with it.
+            guard await demands.next() != nil, !Task.isCancelled else { return }
+          }
+          if Task.isCancelled || writer.isTerminated { return }
+        }
+        if let failure = stub.streamFailure {
+          writer.fail(CourierError(failure, request: request, stage: "transport"))
+        } else {
+          progress?.completeAttempt(total: Int64(delivered))
+          writer.finish()
+        }
+      }
+    }
+    return stream
   }
 
   /// Waits `duration` on the stub's clock, within `left` of `request`'s timeout (`nil`: no
@@ -422,6 +474,10 @@ public struct StubResponse: Sendable {
   public var chunkSize: Int?
   /// The wait before each piece, on the stub's clock.
   public var chunkInterval: Duration = .zero
+  /// For a streamed body (``ResponseStreamAttribute``): the error the reader gets after the
+  /// last piece instead of the end, as a connection lost in mid-body; `nil` ends the body
+  /// normally.
+  public var streamFailure: (any Error)?
 
   /// A copy delivered in pieces of `size` bytes, each after `interval`, as a network
   /// would: for progress and download tests.
