@@ -10,15 +10,9 @@ import Foundation
 /// over the whole stream.
 ///
 /// ## How to use one
-/// Replace the response's stream with ``ResponseBodyStream/transformed(by:)``; the chunks are
-/// transformed as the reader asks for them, so the pace and an early stop still reach the
-/// transport:
-///
-/// ```swift
-/// if let stream = response.bodyStream {
-///   response.bodyStream = stream.transformed(by: ByteCounter())
-/// }
-/// ```
+/// Replace the stream with ``ResponseBodyStream/transformed(by:)`` (a middleware sets the
+/// result as the response's ``Response/bodyStream``); the chunks are transformed as the reader
+/// asks for them, so the pace and an early stop still reach the transport.
 ///
 /// ## How to write one
 /// A value type (or a class owned by one stream) with two methods. ``transform(_:)`` gets each
@@ -37,6 +31,11 @@ import Foundation
 ///     print("\(count) bytes")
 ///     return Data()
 ///   }
+/// }
+///
+/// let streamed = try await client.stream(Endpoint<Void>(.get, "export"))
+/// for try await chunk in streamed.body.transformed(by: ByteCounter()) {
+///   FileHandle.standardOutput.write(chunk)
 /// }
 /// ```
 public protocol ResponseBodyTransform {
