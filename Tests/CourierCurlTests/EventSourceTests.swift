@@ -148,3 +148,45 @@ struct EventSourceTests {
     #expect(try await server.takeRequest().header("Last-Event-ID") == "10")
   }
 }
+
+/// `MockResponse.events` writes Server-Sent Events that `Client.events` reads back, and drops
+/// the connection inside the event it names.
+@Suite("MockServer's event streams", .timeLimit(.minutes(1)))
+struct MockEventStreamTests {
+  @Test("events round-trip; a drop inside one resumes from the event before it")
+  func roundTripAndDrop() async throws {
+    let server = try MockServer()
+    defer { server.shutdown() }
+    let all = [
+      ServerSentEvent(id: "1", data: "one"),
+      ServerSentEvent(id: "2", event: "update", data: "two\nlines"),
+      ServerSentEvent(id: "3", data: "three"),
+    ]
+    server.enqueue(.events(all, retry: .milliseconds(20), droppingInside: 2))
+    server.enqueue(.events([all[2]]))
+    server.enqueue(MockResponse(status: 204))
+    let transport = CurlTransport()
+    defer { transport.shutdown() }
+    let client = Client(baseURL: server.url("/"), transport: transport)
+    var received: [ServerSentEvent] = []
+    for try await event in client.events(Endpoint<Void>(.get, "e"), clock: ImmediateClock()) {
+      var event = event
+      event.retry = nil
+      received.append(event)
+    }
+    #expect(received == all)
+    _ = try await server.takeRequest()
+    #expect(try await server.takeRequest().header("Last-Event-ID") == "2")
+  }
+}
+
+/// A clock whose sleeps return at once.
+private struct ImmediateClock: Clock {
+  typealias Duration = Swift.Duration
+  typealias Instant = ContinuousClock.Instant
+  var now: Instant { .now }
+  var minimumResolution: Duration { .nanoseconds(1) }
+  func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+    try Task.checkCancellation()
+  }
+}
