@@ -94,7 +94,9 @@ struct FileBodyConformanceTests {
     check(error?.kind == .invalidRequest, "not invalidRequest: \(described)")
     check(error?.debugMessage.contains("cut short while it was sent") == true, described)
     check(error?.debugMessage.contains("\(size) bytes") == true, described)
-    check(elapsed < .seconds(5), "ended after \(elapsed)")
+    // Well before the request's 20 s timeout, which is what a hang would wait for; not a
+    // tighter figure: with the whole suite on two cores it once took 5.5 s.
+    check(elapsed < .seconds(12), "ended after \(elapsed)")
     check(server.receivedWholeBody() == false, "the server received the whole body")
     return failures
   }
