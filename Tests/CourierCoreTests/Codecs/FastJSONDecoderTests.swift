@@ -111,6 +111,7 @@ struct FastJSONDecoderTests {
       ("Double beyond range", #"{"value": 1e400}"#),
       ("Double underflow", #"{"value": 1e-400}"#),
       ("negative zero with fraction and exponent", #"{"value": -0.0e+3}"#),
+      ("bare zero with a one-digit exponent", #"{"value": 0e9}"#),
       ("UInt from -0", #"{"value": -0}"#),
       ("lone surrogate", #"{"value": 1, "x": "\ud800"}"#),
       ("top-level scalar", #"1"#),
@@ -126,12 +127,35 @@ struct FastJSONDecoderTests {
       case "Float": Self.fast(Holder<Float>.self, json)
       case "Decimal": Self.fast(Holder<Decimal>.self, json)
       case "Data": Self.fast(Holder<Data>.self, json)
-      case "Double beyond range", "Double underflow", "negative zero with fraction and exponent":
+      case "Double beyond range", "Double underflow", "negative zero with fraction and exponent",
+        "bare zero with a one-digit exponent":
         Self.fast(Holder<Double>.self, json)
       case "UInt from -0": Self.fast(Holder<UInt>.self, json)
       default: Self.fast(Holder<Int>.self, json)
       }
     #expect(fast == nil, "\(name) was decoded on the fast path")
+  }
+
+  @Test(
+    "zeros with exponents: the fast path answers as JSONDecoder does",
+    arguments: [
+      "0e0", "0e1", "0e9", "0E5", "0e10", "0e01", "0e+1", "0E+9", "0e-1", "-0e1", "0.0e1",
+    ])
+  func zerosWithExponents(number: String) {
+    struct Holder: Decodable, Equatable { let value: Double }
+    let json = Data(#"{"value": \#(number)}"#.utf8)
+    let foundation = try? JSONDecoder().decode(Holder.self, from: json)
+    let fast = Self.fast(Holder.self, #"{"value": \#(number)}"#)
+    // Where JSONDecoder refuses, the fast path leaves the number to it; where the fast path
+    // answers, it answers as JSONDecoder, sign of zero included.
+    if foundation == nil {
+      #expect(fast == nil, "\(number) was decoded on the fast path")
+    } else if let fast {
+      #expect(
+        fast == foundation, "\(number): fast \(fast), JSONDecoder \(String(describing: foundation))"
+      )
+      #expect(fast.value.sign == foundation?.value.sign)
+    }
   }
 
   @Test("a model that asks for Float is remembered and goes straight to JSONDecoder")

@@ -231,6 +231,14 @@ final class FastJSONState {
       throw leaveNumber(path(), node, "is out of Double's range")
     }
     if result == 0 {
+      // JSONDecoder refuses `0e1` to `0e9` (a bare zero, a one-digit exponent without a
+      // sign; valid JSON), and takes `0e0`, `0e10`, `0e+1` and `-0e1`: left to it, so that
+      // the answer is its own.
+      if end - start == 3, bytes[start] == 0x30, bytes[start + 1] | 0x20 == 0x65,
+        bytes[start + 2] > 0x30, bytes[start + 2] <= 0x39
+      {
+        throw leaveNumber(path(), node, "is a zero JSONDecoder refuses")
+      }
       // 1e-400 reads as zero; JSONDecoder refuses it. Only a mantissa of zeros is zero.
       var fraction = false
       for byte in bytes[start..<end] {
