@@ -265,21 +265,20 @@ final class CurlEventLoop: Sendable {
   /// Removes `ticket`'s transfer (or takes it out of the waiting line) and fails its caller or
   /// its streamed body with ``CourierError/Kind/cancelled``.
   func cancel(_ ticket: CurlTicket) {
-    let queued = shared.withLock { state -> Bool in
-      guard state.running else { return false }
-      state.cancelled.append(ticket)
-      wakers.add(1, ordering: .sequentiallyConsistent)
-      return true
-    }
-    if queued { wake() }
+    queue(ticket, in: \.cancelled)
   }
 
   /// Lets `ticket`'s transfer, paused because its streamed body's buffer was full, go on.
   func resumeStream(_ ticket: CurlTicket) {
     streamResumes.add(1, ordering: .relaxed)
+    queue(ticket, in: \.resumed)
+  }
+
+  /// Appends `ticket` to one of the loop's queues and wakes the loop, while it runs.
+  private func queue(_ ticket: CurlTicket, in list: WritableKeyPath<Shared, [CurlTicket]>) {
     let queued = shared.withLock { state -> Bool in
       guard state.running else { return false }
-      state.resumed.append(ticket)
+      state[keyPath: list].append(ticket)
       wakers.add(1, ordering: .sequentiallyConsistent)
       return true
     }
