@@ -15,13 +15,6 @@ struct StreamingDefectTests {
     Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) })
   }
 
-  /// Waits until no transfer is in the transport's loops (the removal is queued to the loop).
-  private func expectIdle(_ transport: CurlTransport) async {
-    let end = ContinuousClock.now + .seconds(10)
-    while transport.transfersInFlight > 0, ContinuousClock.now < end { await Task.yield() }
-    #expect(transport.transfersInFlight == 0)
-  }
-
   @Test("the standard client keeps Content-Encoding on a gzip body it streams undecoded")
   func gzipStreamKeepsItsEncoding() async throws {
     let server = try MockServer()

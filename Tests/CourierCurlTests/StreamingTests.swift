@@ -196,12 +196,6 @@ struct StreamingTests {
     #expect(error?.kind == .cancelled)
   }
 
-  /// Waits until no transfer is in the transport's loops (the removal is queued to the loop).
-  private func expectIdle(_ transport: CurlTransport) async {
-    let end = ContinuousClock.now + .seconds(10)
-    while transport.transfersInFlight > 0, ContinuousClock.now < end { await Task.yield() }
-    #expect(transport.transfersInFlight == 0)
-  }
 }
 
 /// A transport that does not stream: the client hands the whole body over as one chunk.
@@ -510,9 +504,4 @@ struct StreamTimeoutTests {
     await expectIdle(transport)
   }
 
-  private func expectIdle(_ transport: CurlTransport) async {
-    let end = ContinuousClock.now + .seconds(10)
-    while transport.transfersInFlight > 0, ContinuousClock.now < end { await Task.yield() }
-    #expect(transport.transfersInFlight == 0)
-  }
 }

@@ -4,6 +4,8 @@ import Foundation
 import Synchronization
 import Testing
 
+@testable import CourierCurl
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -153,4 +155,12 @@ final class SocketPair {
     close(ours)
     close(server)
   }
+}
+
+/// Waits (up to 10 s) until `transport` has no transfer in libcurl, and expects that: a
+/// removal is queued to the loop, so it lands a moment after the call that asked for it.
+func expectIdle(_ transport: CurlTransport) async {
+  let end = ContinuousClock.now + .seconds(10)
+  while transport.transfersInFlight > 0, ContinuousClock.now < end { await Task.yield() }
+  #expect(transport.transfersInFlight == 0)
 }
