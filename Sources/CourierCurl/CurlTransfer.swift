@@ -596,18 +596,14 @@ final class CurlTransfer {
         stage: "transport")
     }
     if let overallDeadline, now >= overallDeadline {
-      return timedOut(
-        "the request's overall deadline passed while its streamed body was read; the transfer "
-          + "was ended")
+      return .streamDeadlinePassed(request: request)
     }
     if !headHandled, let headDeadline, now >= headDeadline {
       return timedOut(
         "no response head within the request's timeout (\(request.timeout ?? .zero))")
     }
     if headHandled, !streamPaused, let idleTimeout, now - lastByte >= idleTimeout {
-      return timedOut(
-        "the streamed body received no byte for its idle timeout (\(idleTimeout), "
-          + "StreamIdleTimeoutAttribute); the transfer was ended")
+      return .streamIdle(idleTimeout, request: request)
     }
     return nil
   }

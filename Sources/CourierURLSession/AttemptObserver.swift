@@ -52,6 +52,19 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
     /// The file body is no longer being sent: all taken, answered, ended or failed. A shorter
     /// file no longer matters, and no watch starts.
     var uploadEnded = false
+    /// A streamed `2xx` body (``streamBufferSize``): the stream, until the transport takes it
+    /// with the head, and the writer the body's pieces go to until the task ends.
+    var stream: ResponseBodyStream?
+    var streamWriter: ResponseBodyStream.Writer?
+    /// The streamed body has begun: its pieces go to ``streamWriter`` while there is one, and
+    /// are dropped once it has failed or its reader stopped.
+    var streamed = false
+    /// The attempt was cancelled before a streamed body's head was handed over: the head, if
+    /// it comes, is not handed over (the task ends cancelled).
+    var cancelRequested = false
+    /// The streamed body's limits: when its last piece arrived, and the timer that checks
+    /// the idle timeout and the overall deadline (``StreamLimits``).
+    var streamLimits: StreamLimits?
   }
 
   /// The request as sent (with `Range` when a download resumes).
@@ -65,6 +78,9 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
   let state: Mutex<State>
   /// The transport's queue for URLSession calls that wait (``cancel(_:on:)``).
   let controlQueue: DispatchQueue
+  /// For a request with a ``ResponseStreamAttribute`` (not a download): the `2xx` body goes
+  /// to a ``ResponseBodyStream`` as it arrives instead of memory.
+  let streamBufferSize: Int?
 
   /// Watches an attempt to send `request`; with a `destination`, a download, whose
   /// ``request`` carries `Range`/`If-Range` when a partial file can be resumed.
@@ -73,6 +89,8 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
     destination: DownloadDestination?, controlQueue: DispatchQueue
   ) {
     self.controlQueue = controlQueue
+    streamBufferSize =
+      destination == nil ? original.attributes[ResponseStreamAttribute.self] : nil
     let writer = destination.map(DownloadWriter.init)
     let request = writer?.prepare(original) ?? original
     self.isDownload = writer != nil
@@ -299,6 +317,7 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
     endUpload()
     let http = response as? HTTPURLResponse
     let request = request
+    var headOfStream: CheckedContinuation<(Data, HTTPURLResponse), any Error>?
     let stop = state.withLock { state -> Bool in
       state.response = http
       /// Fails the attempt as `badResponse` for `message`; `true`: stop.
@@ -324,6 +343,12 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
         ContentLengthField.exceedsInt64(value: length)
       {
         return refuse(ContentLengthField.beyondInt64Message)
+      }
+      if let bufferSize = streamBufferSize, !state.cancelRequested, let http,
+        (200..<300).contains(http.statusCode)
+      {
+        headOfStream = beginStream(&state, bufferSize: bufferSize, task: dataTask)
+        return false
       }
       guard let writer = state.writer, let http else {
         // An announced length over the limit (not encoded: libcurl would decode it to
@@ -359,9 +384,12 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
       downloadProgress.update(completed: 0, expected: expected)
     }
     completionHandler(.allow)
+    // The head goes to the caller now; the body follows through the stream.
+    if let headOfStream, let http { headOfStream.resume(returning: (Data(), http)) }
   }
 
   func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+    if streamBufferSize != nil, receiveStreamed(data, task: dataTask) { return }
     typealias Outcome = (
       stop: Bool, done: Int64, expected: Int64?,
       early: CheckedContinuation<(Data, HTTPURLResponse), any Error>?
@@ -405,6 +433,7 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
   ) {
     // Only streaming tasks get here: URLSession resumes `data(for:)` itself.
     endUpload()
+    if streamBufferSize != nil, endStream(error: error) { return }
     let resumed = state.withLock {
       state -> (
         CheckedContinuation<(Data, HTTPURLResponse), any Error>,

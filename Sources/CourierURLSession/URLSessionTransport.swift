@@ -28,6 +28,10 @@ import Synchronization
 ///   for that long), in whole seconds, so it is set a second past the limit as a backstop.
 /// - libcurl decodes gzip responses itself but leaves `Content-Encoding` in place.
 /// - At most 6 connections per host unless the configuration says otherwise.
+/// - A streamed body (`Client.stream`) arrives as URLSession reads it: a transfer cannot be
+///   paused there (suspending a task and resuming it sends the request again), so at most the
+///   body limit is kept ahead of the reader, and a reader further behind gets
+///   ``CourierError/Kind/bodyTooLarge``. `CurlTransport` pauses the transfer instead.
 /// - Bytes a server sends on a kept-alive connection once a response has been read (a
 ///   response nobody asked for, the tail of a body longer than its `Content-Length`, a body
 ///   after a `HEAD` or `204` answer) become the next request's answer on that connection, and
@@ -275,12 +279,15 @@ public struct URLSessionTransport: Transport {
         guard error.kind == .cancelled, token.isCancelled, !(outer?.isCancelled ?? false),
           !Task.isCancelled
         else { throw error }
+        let limitText = DescriptionText.duration(limit)
         throw CourierError(
           kind: .timedOut,
-          debugMessage:
-            "the attempt passed its Request.timeout of \(DescriptionText.duration(limit)) in "
-            + "all and was cancelled (URLSession on Linux enforces timeoutInterval only while "
-            + "no byte arrives; URLSessionTransport enforces the total)",
+          debugMessage: request.attributes[ResponseStreamAttribute.self] != nil
+            ? "no response head within the request's timeout (\(limitText)); the task was "
+              + "cancelled (for a streamed body the timeout covers the head)"
+            : "the attempt passed its Request.timeout of \(limitText) in all and was cancelled "
+              + "(URLSession on Linux enforces timeoutInterval only while no byte arrives; "
+              + "URLSessionTransport enforces the total)",
           underlying: error, request: request, attempts: 1, stage: "transport")
       }
     }
@@ -328,6 +335,14 @@ public struct URLSessionTransport: Transport {
   ) async throws -> (Data, URLResponse) {
     let urlRequest = Self.urlRequest(for: sent)
     guard let delegate else {
+      guard observer.streamBufferSize == nil else {
+        throw CourierError(
+          kind: .invalidRequest,
+          debugMessage: "streamed response bodies need a session URLSessionTransport created: "
+            + "URLSession on Linux hands a task's body piece by piece only to the session's "
+            + "own delegate",
+          request: sent, attempts: 1, stage: "transport")
+      }
       guard !observer.isDownload else {
         throw CourierError(
           kind: .invalidRequest,
@@ -355,6 +370,13 @@ public struct URLSessionTransport: Transport {
   private func response(
     to request: Request, data: Data, urlResponse: URLResponse, observer: AttemptObserver
   ) throws(CourierError) -> Response {
+    if let stream = observer.takeStream(), let http = urlResponse as? HTTPURLResponse {
+      // A streamed `2xx`: what goes wrong from here on reaches the reader through the stream.
+      var response = Response(
+        status: http.statusCode, headers: Self.headers(of: http), request: request)
+      response.bodyStream = stream
+      return response
+    }
     if let failure = observer.failure { throw failure }
     guard let http = urlResponse as? HTTPURLResponse else {
       throw CourierError(
@@ -469,6 +491,9 @@ public struct URLSessionTransport: Transport {
         }
       }
     } onCancel: {
+      // A streamed body whose head was handed over belongs to its reader: a cancellation
+      // that comes now (the request's timeout firing as the head arrived) ends nothing.
+      guard observer.cancelUnlessStreaming() else { return }
       // A task not created yet is cancelled by the block that creates it; one that exists was
       // resumed by that block, which ran before this one on the same serial queue.
       if let task = started.cancel() { AttemptObserver.cancel(task, on: queue) }
@@ -517,7 +542,12 @@ public struct URLSessionTransport: Transport {
       }
       urlRequest.allHTTPHeaderFields = fields
     }
-    if let timeout = request.timeout {
+    if request.attributes[ResponseStreamAttribute.self] != nil {
+      // URLSession's timer is an idle timeout over the whole transfer. A streamed body has
+      // its own limits (the head within `Request.timeout`, enforced by `send`; the idle
+      // timeout and the deadline by the observer), so URLSession's is turned off.
+      urlRequest.timeoutInterval = maximumTimeoutInterval
+    } else if let timeout = request.timeout {
       let seconds = min(timeout.inSeconds, maximumTimeoutInterval)
       #if canImport(FoundationNetworking)
         // URLSession on Linux truncates the interval to whole seconds (1.5 s fires after 1 s,

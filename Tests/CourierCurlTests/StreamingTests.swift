@@ -6,39 +6,13 @@ import Testing
 
 @testable import CourierCurl
 
-/// `CurlTransport` streams a `2xx` body to a `ResponseBodyStream`: the head returns before the
-/// body ends, a full buffer pauses libcurl and a read resumes it without losing or reordering
-/// a byte, a failure in mid-body is thrown by the iterator, and a reader that stops ends the
-/// transfer.
+/// What is `CurlTransport`'s own in streaming a `2xx` body: a full buffer pauses libcurl and a
+/// read resumes it without losing or reordering a byte, and a reader that stops removes the
+/// transfer. The cases every transport shares are in `StreamingConformanceTests`.
 @Suite("CurlTransport streams response bodies", .timeLimit(.minutes(2)))
 struct StreamingTests {
   private static func pattern(_ count: Int) -> Data {
     Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) })
-  }
-
-  @Test("the head returns while the body never ends; breaking out frees the transport")
-  func endlessBodyBreak() async throws {
-    let server = try MockServer()
-    defer { server.shutdown() }
-    server.enqueue(MockResponse(fault: .endlessBody))
-    server.enqueue(.text("after"))
-    let transport = CurlTransport()
-    defer { transport.shutdown() }
-    let client = Client(baseURL: server.url("/"), transport: transport)
-    let streamed = try await client.stream(Endpoint<Void>(.get, "endless"))
-    #expect(streamed.head.status == 200)
-    #expect(streamed.head.body.isEmpty)
-    var received = 0
-    for try await chunk in streamed.body {
-      #expect(chunk.allSatisfy { $0 == UInt8(ascii: "x") })
-      received += chunk.count
-      if received >= 512 * 1024 { break }
-    }
-    #expect(received >= 512 * 1024)
-    // The transfer was removed with its connection: the next request gets a new one and its
-    // own answer, not the rest of the endless body.
-    let after = try await client.send(Request(url: server.url("/after")))
-    #expect(after.bodyText == "after")
   }
 
   @Test(
@@ -80,69 +54,6 @@ struct StreamingTests {
     #expect(transport.streamResumes > 0)
   }
 
-  @Test("a connection reset in mid-body is thrown by the iterator as connectionLost")
-  func resetMidBody() async throws {
-    let server = try MockServer()
-    defer { server.shutdown() }
-    server.enqueue(
-      MockResponse(body: Self.pattern(1024 * 1024), fault: .resetAfterBodyBytes(200_000)))
-    let transport = CurlTransport()
-    defer { transport.shutdown() }
-    let client = Client(baseURL: server.url("/"), transport: transport)
-    let streamed = try await client.stream(Endpoint<Void>(.get, "reset"))
-    var received = 0
-    let error = await #expect(throws: CourierError.self) {
-      for try await chunk in streamed.body { received += chunk.count }
-    }
-    #expect(error?.kind == .connectionLost)
-    #expect(received <= 200_000)
-  }
-
-  @Test("a non-2xx answer fails before any body, with its body readable on the error")
-  func errorStatusFailsBeforeTheBody() async throws {
-    let server = try MockServer()
-    defer { server.shutdown() }
-    server.enqueue(.json(#"{"code":40401,"msg":"no such export"}"#, status: 404))
-    let transport = CurlTransport()
-    defer { transport.shutdown() }
-    let client = Client(baseURL: server.url("/"), transport: transport)
-    let error = await #expect(throws: CourierError.self) {
-      _ = try await client.stream(Endpoint<Void>(.get, "missing"))
-    }
-    #expect(error?.kind == .httpStatus)
-    #expect(error?.status == 404)
-    #expect(error?.response?.bodyText?.contains("no such export") == true)
-    #expect(error?.response?.bodyStream == nil)
-  }
-
-  @Test("cancelling the reading task ends the read with cancelled")
-  func cancelWhileReading() async throws {
-    let server = try MockServer()
-    defer { server.shutdown() }
-    server.enqueue(MockResponse(fault: .endlessBody))
-    server.enqueue(.text("after"))
-    let transport = CurlTransport()
-    defer { transport.shutdown() }
-    let client = Client(baseURL: server.url("/"), transport: transport)
-    let started = AsyncStream<Void>.makeStream()
-    let reading = Task {
-      let streamed = try await client.stream(Endpoint<Void>(.get, "endless"))
-      var signalled = false
-      for try await _ in streamed.body where !signalled {
-        started.continuation.yield()
-        signalled = true
-      }
-    }
-    for await _ in started.stream { break }
-    reading.cancel()
-    let result = await reading.result
-    #expect(throws: CourierError.self) { try result.get() }
-    #expect((try? result.get()) == nil)
-    if case .failure(let error as CourierError) = result { #expect(error.kind == .cancelled) }
-    let after = try await client.send(Request(url: server.url("/after")))
-    #expect(after.bodyText == "after")
-  }
-
   @Test("a stream dropped without reading ends its transfer")
   func droppedStream() async throws {
     let server = try MockServer()
@@ -177,23 +88,6 @@ struct StreamingTests {
       for try await _ in streamed.body {}
     }
     #expect(error?.kind == .invalidRequest)
-  }
-
-  @Test("shutting the transport down fails a body being read")
-  func shutdownWhileReading() async throws {
-    let server = try MockServer()
-    defer { server.shutdown() }
-    server.enqueue(MockResponse(fault: .endlessBody))
-    let transport = CurlTransport()
-    let client = Client(baseURL: server.url("/"), transport: transport)
-    let streamed = try await client.stream(Endpoint<Void>(.get, "endless"))
-    var iterator = streamed.body.makeAsyncIterator()
-    _ = try await iterator.next()
-    transport.shutdown()
-    let error = await #expect(throws: CourierError.self) {
-      while try await iterator.next() != nil {}
-    }
-    #expect(error?.kind == .cancelled)
   }
 
 }
@@ -309,25 +203,6 @@ struct StreamedGzipTests {
     return data
   }
 
-  @Test("a gzip body is decoded while read, with a small buffer, byte for byte")
-  func decodesWhileReading() async throws {
-    let server = try MockServer()
-    defer { server.shutdown() }
-    server.enqueue(try Self.gzipped(Self.original))
-    server.enqueue(try Self.gzipped(Self.original, contentLength: false))
-    let transport = CurlTransport()
-    defer { transport.shutdown() }
-    let client = Self.client(server, transport)
-    for _ in 0..<2 {
-      let streamed = try await client.stream(Request(url: server.url("/z")), bufferSize: 4096)
-      #expect(streamed.head.headers[.contentEncoding] == nil)
-      #expect(streamed.head.headers[.contentLength] == nil)
-      let data = try await Self.read(streamed)
-      #expect(data.count == Self.original.count)
-      #expect(data.elementsEqual(Self.original))
-    }
-  }
-
   @Test("a streamed gzip bomb fails with bodyTooLarge from the iterator")
   func bomb() async throws {
     let server = try MockServer()
@@ -412,10 +287,10 @@ struct StreamedLoggingTests {
   }
 }
 
-/// A streamed request's limits: `Request.timeout` covers the wait for the head, not a body
-/// that outlasts it; `StreamIdleTimeoutAttribute` bounds the server's silence; an overall
-/// deadline bounds the whole transfer. Each names itself in the error.
-@Suite("Streamed bodies and their timeouts", .timeLimit(.minutes(1)))
+/// A streamed request's limits on `CurlTransport`, which keeps them in its loop: past the idle
+/// timeout or the overall deadline the transfer is removed, not left to libcurl
+/// (`StreamingConformanceTests` checks the errors on every transport).
+@Suite("CurlTransport streamed bodies and their timeouts", .timeLimit(.minutes(1)))
 struct StreamTimeoutTests {
   private static func streamed(
     _ server: MockServer, _ transport: CurlTransport, configure: (inout Request) -> Void
@@ -423,34 +298,6 @@ struct StreamTimeoutTests {
     var request = Request(url: server.url("/s"))
     configure(&request)
     return try await Client(baseURL: server.url("/"), transport: transport).stream(request)
-  }
-
-  @Test("no head within the request's timeout: timedOut, naming the head")
-  func headTimeout() async throws {
-    let server = try MockServer()
-    defer { server.shutdown() }
-    server.enqueue(MockResponse(body: Data("late".utf8), delay: .seconds(5)))
-    let transport = CurlTransport()
-    defer { transport.shutdown() }
-    let error = await #expect(throws: CourierError.self) {
-      _ = try await Self.streamed(server, transport) { $0.timeout = .milliseconds(300) }
-    }
-    #expect(error?.kind == .timedOut)
-    #expect(error?.debugMessage.contains("no response head") == true)
-  }
-
-  @Test("a body that outlasts the request's timeout is read to its end")
-  func bodyOutlastsTimeout() async throws {
-    let server = try MockServer()
-    defer { server.shutdown() }
-    // About 1.5 s of body against a 400 ms timeout.
-    server.enqueue(
-      MockResponse(body: Data(count: 150_000), fault: .throttle(bytesPerSecond: 100_000)))
-    let transport = CurlTransport()
-    defer { transport.shutdown() }
-    let streamed = try await Self.streamed(server, transport) { $0.timeout = .milliseconds(400) }
-    let body = try await streamed.body.collect(upTo: 1 << 20)
-    #expect(body.count == 150_000)
   }
 
   @Test("a server silent past the idle timeout: timedOut, naming the idle timeout")

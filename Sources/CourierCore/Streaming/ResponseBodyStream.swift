@@ -15,7 +15,9 @@ import Foundation
 /// The transport writes chunks into a buffer of ``defaultBufferSize`` bytes (or what it was
 /// given); when the buffer is full it pauses the transfer (`CurlTransport`
 /// pauses libcurl, so TCP's window slows the server) and goes on when the reader has taken half
-/// of it. A slow reader slows the transfer instead of growing memory.
+/// of it. A slow reader slows the transfer instead of growing memory. A transport that cannot
+/// pause (`URLSessionTransport` on Linux) bounds what it keeps ahead of the reader and fails
+/// the body with ``CourierError/Kind/bodyTooLarge`` past it.
 ///
 /// ## Reading once, and ending early
 /// The body can be iterated once: a second iterator throws

@@ -18,3 +18,25 @@ extension Endpoint {
     attribute(StreamIdleTimeoutAttribute.self, duration)
   }
 }
+
+extension CourierError {
+  /// A streamed body whose server sent nothing for its idle timeout
+  /// (``StreamIdleTimeoutAttribute``): what every transport throws from the body's iterator.
+  package static func streamIdle(_ idle: Duration, request: Request) -> CourierError {
+    CourierError(
+      kind: .timedOut,
+      debugMessage: "the streamed body received no byte for its idle timeout (\(idle), "
+        + "StreamIdleTimeoutAttribute); the transfer was ended",
+      request: request, attempts: 1, stage: "transport")
+  }
+
+  /// A streamed body still arriving when the request's overall deadline
+  /// (``DeadlineAttribute``) passed.
+  package static func streamDeadlinePassed(request: Request) -> CourierError {
+    CourierError(
+      kind: .timedOut,
+      debugMessage: "the request's overall deadline passed while its streamed body was read; "
+        + "the transfer was ended",
+      request: request, attempts: 1, stage: "transport")
+  }
+}

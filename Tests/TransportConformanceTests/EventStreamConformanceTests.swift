@@ -4,8 +4,6 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import CourierCurl
-
 /// A clock whose sleeps return at once and are recorded: the waits between reconnections are
 /// asserted, not waited for.
 private final class RecordingClock: Clock, Sendable {
@@ -22,7 +20,7 @@ private final class RecordingClock: Clock, Sendable {
   }
 }
 
-/// `Client.events` over `CurlTransport` and `MockServer`: a stream that breaks or ends is
+/// `Client.events` over every transport and `MockServer`: a stream that breaks or ends is
 /// resumed with `Last-Event-ID`, every event arrives once, and the source ends on `204`, on a
 /// status it does not retry, and on the wrong content type.
 @Suite("Server-Sent Events resume", .timeLimit(.minutes(1)))
@@ -34,8 +32,10 @@ struct EventSourceTests {
       body: body, fault: drop.map { .closeAfterBodyBytes(body.count - $0) })
   }
 
-  @Test("a stream dropped twice and then ended resumes each time; every event arrives once")
-  func resumesAfterDrops() async throws {
+  @Test(
+    "a stream dropped twice and then ended resumes each time; every event arrives once",
+    arguments: TransportKind.wire)
+  func resumesAfterDrops(_ kind: TransportKind) async throws {
     let server = try MockServer()
     defer { server.shutdown() }
     let answers: [MockResponse] = [
@@ -52,9 +52,9 @@ struct EventSourceTests {
         return count < answers.count ? answers[count] : MockResponse(status: 500)
       }
     }
-    let transport = CurlTransport()
-    defer { transport.shutdown() }
-    let client = Client(baseURL: server.url("/"), transport: transport)
+    let underTest = kind.make()
+    defer { underTest.shutdown() }
+    let client = Client(baseURL: server.url("/"), transport: underTest.transport)
     let clock = RecordingClock()
     var received: [String] = []
     for try await event in client.events(Endpoint<Void>(.get, "updates"), clock: clock) {
@@ -72,15 +72,17 @@ struct EventSourceTests {
     #expect(clock.sleeps.withLock { $0 } == Array(repeating: .milliseconds(25), count: 3))
   }
 
-  @Test("failed reconnections back off, doubling, and give up after the limit")
-  func backoffAndGiveUp() async throws {
+  @Test(
+    "failed reconnections back off, doubling, and give up after the limit",
+    arguments: TransportKind.wire)
+  func backoffAndGiveUp(_ kind: TransportKind) async throws {
     let server = try MockServer()
     defer { server.shutdown() }
     server.enqueue(Self.events("id: 7\ndata: seven\n\n"))
     for _ in 0..<3 { server.enqueue(MockResponse(status: 503)) }
-    let transport = CurlTransport()
-    defer { transport.shutdown() }
-    let client = Client(baseURL: server.url("/"), transport: transport)
+    let underTest = kind.make()
+    defer { underTest.shutdown() }
+    let client = Client(baseURL: server.url("/"), transport: underTest.transport)
     let clock = RecordingClock()
     var received: [String] = []
     let reconnection = EventStreamReconnection(
@@ -102,16 +104,18 @@ struct EventSourceTests {
     #expect(server.requestCount == 4)
   }
 
-  @Test("a 4xx ends the source with its error; the wrong content type too; 204 ends it quietly")
-  func endings() async throws {
+  @Test(
+    "a 4xx ends the source with its error; the wrong content type too; 204 ends it quietly",
+    arguments: TransportKind.wire)
+  func endings(_ kind: TransportKind) async throws {
     let server = try MockServer()
     defer { server.shutdown() }
     server.enqueue(.json(#"{"msg":"gone"}"#, status: 410))
     server.enqueue(.json(#"{"data":1}"#))
     server.enqueue(MockResponse(status: 204))
-    let transport = CurlTransport()
-    defer { transport.shutdown() }
-    let client = Client(baseURL: server.url("/"), transport: transport)
+    let underTest = kind.make()
+    defer { underTest.shutdown() }
+    let client = Client(baseURL: server.url("/"), transport: underTest.transport)
     let clock = RecordingClock()
     let gone = await #expect(throws: CourierError.self) {
       for try await _ in client.events(Endpoint<Void>(.get, "a"), clock: clock) {}
@@ -128,15 +132,15 @@ struct EventSourceTests {
     #expect(clock.sleeps.withLock { $0 }.isEmpty)
   }
 
-  @Test("the first connection can resume from a known id")
-  func initialLastEventID() async throws {
+  @Test("the first connection can resume from a known id", arguments: TransportKind.wire)
+  func initialLastEventID(_ kind: TransportKind) async throws {
     let server = try MockServer()
     defer { server.shutdown() }
     server.enqueue(Self.events("id: 10\ndata: ten\n\n"))
     server.enqueue(MockResponse(status: 204))
-    let transport = CurlTransport()
-    defer { transport.shutdown() }
-    let client = Client(baseURL: server.url("/"), transport: transport)
+    let underTest = kind.make()
+    defer { underTest.shutdown() }
+    let client = Client(baseURL: server.url("/"), transport: underTest.transport)
     var received: [String] = []
     for try await event in client.events(
       Endpoint<Void>(.get, "u"), lastEventID: "9", clock: RecordingClock())
@@ -153,8 +157,10 @@ struct EventSourceTests {
 /// the connection inside the event it names.
 @Suite("MockServer's event streams", .timeLimit(.minutes(1)))
 struct MockEventStreamTests {
-  @Test("events round-trip; a drop inside one resumes from the event before it")
-  func roundTripAndDrop() async throws {
+  @Test(
+    "events round-trip; a drop inside one resumes from the event before it",
+    arguments: TransportKind.wire)
+  func roundTripAndDrop(_ kind: TransportKind) async throws {
     let server = try MockServer()
     defer { server.shutdown() }
     let all = [
@@ -165,9 +171,9 @@ struct MockEventStreamTests {
     server.enqueue(.events(all, retry: .milliseconds(20), droppingInside: 2))
     server.enqueue(.events([all[2]]))
     server.enqueue(MockResponse(status: 204))
-    let transport = CurlTransport()
-    defer { transport.shutdown() }
-    let client = Client(baseURL: server.url("/"), transport: transport)
+    let underTest = kind.make()
+    defer { underTest.shutdown() }
+    let client = Client(baseURL: server.url("/"), transport: underTest.transport)
     var received: [ServerSentEvent] = []
     for try await event in client.events(Endpoint<Void>(.get, "e"), clock: ImmediateClock()) {
       var event = event
