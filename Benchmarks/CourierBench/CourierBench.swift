@@ -35,8 +35,8 @@ import Synchronization
 /// [download] [envelope] [gzip] [curve] [--quick]`: the named sections (all by default; `e2e`
 /// includes `transports`, which ends with `preset`, the paired figure alone); `--quick`
 /// shortens every section. `curve-point` is the mode the cost curve starts its processes in;
-/// `stream-point <url> [read MB/s]` reads one streamed body, and `sse` measures how fast
-/// Server-Sent Events parse (`StreamBenchmark`).
+/// `stream-point <url> [read MB/s] [--urlsession]` reads one streamed body, and `sse` measures
+/// how fast Server-Sent Events parse (`StreamBenchmark`).
 @main
 struct CourierBench {
   static func main() async throws {

@@ -6,40 +6,56 @@ import Foundation
 /// (`sse`). `Benchmarks/stream-vs-curl` runs `stream-point` beside `curl -o /dev/null` on the
 /// same URL, alternating.
 enum StreamBenchmark {
-  /// `stream-point <url> [read MB/s]`: reads the URL's body as a stream, at most at the rate
-  /// given (a slow reader: the transfer must pause, not buffer), and prints
+  /// `stream-point <url> [read MB/s] [--urlsession]`: reads the URL's body as a stream, at
+  /// most at the rate given (a slow reader: the transfer must pause, not buffer), and prints
   /// "MB/s cpu_us_per_MiB bytes rss_growth_KiB": the rate, the process's CPU per MiB, the
   /// bytes read, and the peak resident set (`VmHWM`) at the end less the resident set before
-  /// the request.
+  /// the request. On `CurlTransport` unless `--urlsession`; a read that fails prints the same
+  /// figures and then the error's kind.
   static func point(_ arguments: [String]) async throws {
+    let onURLSession = arguments.contains("--urlsession")
+    let arguments = arguments.filter { $0 != "--urlsession" }
     guard let text = arguments.first, let url = URL(string: text) else {
-      print("usage: courier-bench stream-point <url> [read MB/s]")
+      print("usage: courier-bench stream-point <url> [read MB/s] [--urlsession]")
       return
     }
     let readRate = arguments.dropFirst().first.flatMap { Double($0) }
-    let transport = CurlTransport()
-    defer { transport.shutdown() }
+    let (transport, shutdown): (any Transport, @Sendable () -> Void)
+    if onURLSession {
+      let session = URLSessionTransport()
+      (transport, shutdown) = (session, { session.shutdown() })
+    } else {
+      let curl = CurlTransport()
+      (transport, shutdown) = (curl, { curl.shutdown() })
+    }
+    defer { shutdown() }
     let client = Client(baseURL: url, transport: transport)
     let before = residentKiB("VmRSS:")
     let cpuStart = Measure.processCPUTime()
     let start = ContinuousClock.now
     let streamed = try await client.stream(Request(url: url))
     var bytes = 0
-    for try await chunk in streamed.body {
-      bytes += chunk.count
-      if let readRate {
-        // Paced: never ahead of `readRate` MB/s since the start.
-        let due = Duration.seconds(Double(bytes) / (readRate * 1e6))
-        let ahead = due - (ContinuousClock.now - start)
-        if ahead > .milliseconds(1) { try await Task.sleep(for: ahead) }
+    var failure: (any Error)?
+    do {
+      for try await chunk in streamed.body {
+        bytes += chunk.count
+        if let readRate {
+          // Paced: never ahead of `readRate` MB/s since the start.
+          let due = Duration.seconds(Double(bytes) / (readRate * 1e6))
+          let ahead = due - (ContinuousClock.now - start)
+          if ahead > .milliseconds(1) { try await Task.sleep(for: ahead) }
+        }
       }
+    } catch {
+      failure = error
     }
     let seconds = Measure.nanoseconds(ContinuousClock.now - start) / 1e9
     let cpu = Measure.processCPUTime() - cpuStart
     let mebibytes = Double(bytes) / Double(1 << 20)
     print(
       "\(Double(bytes) / seconds / 1e6) \(cpu / 1e3 / mebibytes) \(bytes) "
-        + "\(residentKiB("VmHWM:") - before)")
+        + "\(residentKiB("VmHWM:") - before)"
+        + (failure.map { " failed: \(($0 as? CourierError)?.kind.description ?? "\($0)")" } ?? ""))
   }
 
   /// `sse`: events per second `ServerSentEventParser` parses from a body of small events fed
