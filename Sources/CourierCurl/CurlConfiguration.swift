@@ -65,7 +65,10 @@ extension CurlTransport {
     /// more loops than connections allowed; a request goes to a loop with connections to its
     /// host left, so the limit is the host's over all loops. Over the ``HTTPVersion/http2``
     /// opt-in the transport runs one loop whatever this says, so that requests to one host
-    /// share one connection as streams. Values below 1 count as 1.
+    /// share one connection as streams. Values below 1 count as 1, and there are never more
+    /// loops than the machine has active cores: a loop never blocks, so more of them would
+    /// only take turns on the same cores (and a mistaken large value would start thousands of
+    /// threads).
     public var eventLoops: Int
 
     /// 2 where the machine has two cores or more, else 1.

@@ -208,7 +208,8 @@ public final class CurlTransport: Transport, CustomStringConvertible {
     // Over HTTP/2 one loop: requests to one host share one connection as streams, which two
     // multi handles could not.
     let loopsWanted = configuration.httpVersion == .http1 ? configuration.eventLoops : 1
-    let count = min(max(1, loopsWanted), connections)
+    // A loop never blocks, so loops past the machine's cores only take turns on them.
+    let count = min(max(1, loopsWanted), connections, Self.coreCount)
     let shares = (0..<count).map { connections / count + ($0 < connections % count ? 1 : 0) }
     self.shares = shares
     self.loops = shares.map { share in
@@ -222,6 +223,9 @@ public final class CurlTransport: Transport, CustomStringConvertible {
   deinit {
     for loop in loops { loop.shutdown() }
   }
+
+  /// The machine's active cores, at least 1: the most event loops a transport runs.
+  static var coreCount: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
 
   /// Sends `request` once; a request with a ``DownloadAttribute`` gets a `2xx` body in its
   /// file (``Response/downloadedFile``) instead of memory.

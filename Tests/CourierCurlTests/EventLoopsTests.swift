@@ -83,7 +83,8 @@ struct EventLoopsTests {
     for hang in hangs { _ = await hang.result }
   }
 
-  @Test("loops: as configured over HTTP/1.1, never more than connections, one over HTTP/2")
+  @Test(
+    "loops: as configured over HTTP/1.1, never more than connections or cores, one over HTTP/2")
   func loopCount() {
     func loops(_ version: CurlTransport.HTTPVersion, eventLoops: Int, connections: Int) -> Int {
       var configuration = CurlTransport.Configuration.standard
@@ -94,8 +95,11 @@ struct EventLoopsTests {
       defer { transport.shutdown() }
       return transport.eventLoopCount
     }
-    #expect(loops(.http1, eventLoops: 2, connections: 16) == 2)
-    #expect(loops(.http1, eventLoops: 3, connections: 2) == 2)
+    let cores = CurlTransport.coreCount
+    #expect(loops(.http1, eventLoops: 2, connections: 16) == min(2, cores))
+    #expect(loops(.http1, eventLoops: 3, connections: 2) == min(2, cores))
+    // A mistaken value starts one loop per core, not a thread per connection allowed.
+    #expect(loops(.http1, eventLoops: 10_000, connections: 65_535) == cores)
     #expect(loops(.http1, eventLoops: 0, connections: 16) == 1)
     // HTTP/2 carries a host's requests as streams of one connection: one multi handle.
     #expect(loops(.http2, eventLoops: 2, connections: 16) == 1)
