@@ -334,15 +334,18 @@ public struct URLSessionTransport: Transport {
           debugMessage: "downloads to a file need a session URLSessionTransport created",
           request: sent, attempts: 1, stage: "transport")
       }
-      return try await sendOnCallersSession(urlRequest, body: sent.body, observer: observer)
+      return try await Self.withSendableBody(sent.body, of: sent) { body in
+        try await sendOnCallersSession(urlRequest, body: body, observer: observer)
+      }
     }
     // Our session: the body comes to the observer piece by piece and is kept (or written to
     // the download's file) there, never buffered by URLSession. A hop URLSession does not
     // send itself (a body to send again) is a task of its own.
     var (current, body) = (urlRequest, sent.body)
     while true {
-      let (data, response) = try await stream(
-        current, body: body, observer: observer, delegate: delegate)
+      let (data, response) = try await Self.withSendableBody(body, of: sent) { [current] body in
+        try await stream(current, body: body, observer: observer, delegate: delegate)
+      }
       guard let next = observer.takePendingRedirect() else { return (data, response) }
       current = Self.urlRequest(for: next)
       body = next.body
