@@ -28,6 +28,10 @@ import Synchronization
 ///   for that long), in whole seconds, so it is set a second past the limit as a backstop.
 /// - libcurl decodes gzip responses itself but leaves `Content-Encoding` in place.
 /// - At most 6 connections per host unless the configuration says otherwise.
+/// - A body from a sequence (`RequestBody.stream`) is written whole to a temporary file
+///   (`0600`, deleted when the attempt ends) and sent with its length once it is produced:
+///   URLSession reads an `httpBodyStream` on the one queue every session shares, and takes a
+///   stream with no bytes ready for the end of the body.
 /// - Bytes a server sends on a kept-alive connection once a response has been read (a
 ///   response nobody asked for, the tail of a body longer than its `Content-Length`, a body
 ///   after a `HEAD` or `204` answer) become the next request's answer on that connection, and
