@@ -26,9 +26,11 @@ extension CurlEventLoop {
     }
 
     /// Starts the transfers of `submitted` (fails them with the shutdown error instead when
-    /// `stopping`), removes those of `cancelled` and lets the paused ones of `resumed` go on.
+    /// `stopping`), removes those of `cancelled` and lets the paused ones of `resumed`
+    /// (response streams) and `uploads` (stream request bodies) go on.
     mutating func take(
-      submitted: [CurlTicket], cancelled: [CurlTicket], resumed: [CurlTicket], stopping: Bool
+      submitted: [CurlTicket], cancelled: [CurlTicket], resumed: [CurlTicket],
+      uploads: [CurlTicket], stopping: Bool
     ) {
       for ticket in submitted {
         if stopping {
@@ -38,6 +40,9 @@ extension CurlEventLoop {
         }
       }
       for ticket in cancelled { core.cancel(ticket, completions: &completions) }
+      // libcurl hands a resumed response stream its kept piece from within the call; a
+      // resumed upload runs at its next timeout, which the unpause sets to now.
+      for ticket in uploads { core.resumeUpload(ticket) }
       guard !resumed.isEmpty else { return }
       for ticket in resumed { core.resume(ticket) }
       core.collectFinished(into: &completions)

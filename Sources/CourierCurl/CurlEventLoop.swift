@@ -65,6 +65,8 @@ final class CurlEventLoop: Sendable {
     var cancelled: [CurlTicket] = []
     /// Streamed bodies whose reader made room: their paused transfers go on.
     var resumed: [CurlTicket] = []
+    /// Stream request bodies with bytes (or their end) ready: their paused transfers go on.
+    var uploads: [CurlTicket] = []
     var isShutDown = false
     var thread: NativeThread?
     /// Why the loop could not start, when it could not.
@@ -176,8 +178,10 @@ final class CurlEventLoop: Sendable {
     _ request: Request, limits: CurlTransferLimits, origin: (origin: String, secure: Bool)
   ) async throws -> Response {
     if RequestCancellation.isCancelled { throw Self.cancelledError(request) }
+    // A streamed response or request body asks this loop to resume its transfer.
     let streams =
-      !request.attributes.isEmpty && request.attributes[ResponseStreamAttribute.self] != nil
+      (!request.attributes.isEmpty && request.attributes[ResponseStreamAttribute.self] != nil)
+      || request.body.isStream
     let ticket = CurlTicket(
       request: request, limits: limits, origin: origin, loop: streams ? self : nil)
     let alone = callers.wrappingAdd(1, ordering: .relaxed).newValue == 1
@@ -274,6 +278,12 @@ final class CurlEventLoop: Sendable {
     queue(ticket, in: \.resumed)
   }
 
+  /// Lets `ticket`'s transfer, paused because its stream request body had no bytes ready,
+  /// go on: the body's producer has some now, or has ended.
+  func resumeUpload(_ ticket: CurlTicket) {
+    queue(ticket, in: \.uploads)
+  }
+
   /// Appends `ticket` to one of the loop's queues and wakes the loop, while it runs.
   private func queue(_ ticket: CurlTicket, in list: WritableKeyPath<Shared, [CurlTicket]>) {
     let queued = shared.withLock { state -> Bool in
@@ -351,7 +361,7 @@ final class CurlEventLoop: Sendable {
         guard engine != nil else { return nil }
         engine!.take(
           submitted: work.submitted, cancelled: work.cancelled, resumed: work.resumed,
-          stopping: work.stopping)
+          uploads: work.uploads, stopping: work.stopping)
         if work.stopping {
           engine!.stop()
           swap(&completions, &engine!.completions)
@@ -385,22 +395,26 @@ final class CurlEventLoop: Sendable {
     pthread_sigmask(SIG_BLOCK, &signals, nil)
   }
 
-  /// Takes what callers queued since the last turn (tickets, cancellations, streams to
-  /// resume, the shutdown),
+  /// Takes what callers queued since the last turn (tickets, cancellations, streams and
+  /// uploads to resume, the shutdown),
   /// taking the queue's lock only when ``hasWork`` says there is something.
   private func takeQueuedWork() -> (
-    submitted: [CurlTicket], cancelled: [CurlTicket], resumed: [CurlTicket], stopping: Bool
+    submitted: [CurlTicket], cancelled: [CurlTicket], resumed: [CurlTicket],
+    uploads: [CurlTicket], stopping: Bool
   ) {
     guard hasWork.exchange(false, ordering: .sequentiallyConsistent) else {
-      return ([], [], [], false)
+      return ([], [], [], [], false)
     }
     return shared.withLock { state in
       defer {
         state.submitted = []
         state.cancelled = []
         state.resumed = []
+        state.uploads = []
       }
-      return (state.submitted, state.cancelled, state.resumed, state.isShutDown)
+      return (
+        state.submitted, state.cancelled, state.resumed, state.uploads, state.isShutDown
+      )
     }
   }
 

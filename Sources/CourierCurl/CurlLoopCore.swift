@@ -195,6 +195,12 @@ final class CurlLoopCore {
     byTicket[ObjectIdentifier(ticket)]?.resumeStream()
   }
 
+  /// Lets `ticket`'s transfer go on if it paused for want of stream body bytes (it may have
+  /// ended since).
+  func resumeUpload(_ ticket: CurlTicket) {
+    byTicket[ObjectIdentifier(ticket)]?.resumeUpload()
+  }
+
   /// Hands over the streamed heads that arrived, then finishes every transfer libcurl reports
   /// done.
   func collectFinished(into completions: inout [Completion]) {

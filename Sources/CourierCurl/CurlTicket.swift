@@ -13,9 +13,10 @@ final class CurlTicket: Sendable {
   /// scheme is `https`.
   let origin: String
   let isSecure: Bool
-  /// The loop the transfer runs on, for a request whose body is streamed
-  /// (``ResponseStreamAttribute``): the body's reader asks it to resume or stop the transfer.
-  /// `nil` otherwise.
+  /// The loop the transfer runs on, for a request whose response body is streamed
+  /// (``ResponseStreamAttribute``; the body's reader asks it to resume or stop the transfer)
+  /// or whose request body is a stream (its producer asks it to resume the upload). `nil`
+  /// otherwise.
   let loop: CurlEventLoop?
 
   private struct State {

@@ -37,6 +37,13 @@ final class CurlTransfer {
   /// Why reading the file body stopped the transfer: a read error, or a file cut short while
   /// it was sent.
   private var fileFailure: String?
+  /// A stream body's producer and buffer (`RequestBody.stream`), read by the read callback.
+  private var bodyPump: CurlBodyPump?
+  /// The read callback paused the transfer for want of stream body bytes, until
+  /// ``resumeUpload()``.
+  private var uploadPaused = false
+  /// The read callback aborted the transfer: the stream body failed (``CurlBodyPump/failure``).
+  private var bodyAborted = false
 
   private var body = Data()
   private var bodyStarted = false
@@ -174,7 +181,10 @@ final class CurlTransfer {
     sendsBody = hasBody
     // A body, a method other than GET, progress: options the next transfer would not undo.
     if hasBody || request.method != .get { handle.needsReset = true }
-    if let problem = RequestFraming.problem(in: request.headers, bodyLength: requestBodyLength) {
+    if let problem = RequestFraming.problem(
+      in: request.headers, bodyLength: requestBodyLength,
+      lengthUnknown: bodyPump != nil && requestBodyLength == nil)
+    {
       throw CourierError(
         kind: .invalidRequest, debugMessage: problem, request: request, attempts: 1,
         stage: "transport")
@@ -183,6 +193,8 @@ final class CurlTransfer {
       request.headers, hasBody: hasBody,
       suppressesAcceptEncoding: decodesDownload && !request.headers.contains(.acceptEncoding))
     if hasBody, uploadProgress != nil { try configureUploadProgress(context: context) }
+    // Last: a transfer that fails to configure reads nothing of the body's sequence.
+    bodyPump?.start()
   }
 
   /// Sets `request`'s URL (`CURLOPT_URL`).
@@ -336,6 +348,8 @@ final class CurlTransfer {
       try set(CURLOPT_SEEKDATA, pointer: context)
     } else if let data = request.body.data, !data.isEmpty {
       try setMemoryBody(data)
+    } else if request.body.isStream {
+      try setStreamBody(of: request, context: context)
     } else if method == "POST" || method == "PUT" || method == "PATCH" {
       // An empty body that is still a body: `Content-Length: 0`.
       try setMemoryBody(Data())
@@ -358,6 +372,56 @@ final class CurlTransfer {
     try check(
       courier_curl_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(data.count)))
     try set(CURLOPT_POSTFIELDS, pointer: UnsafeRawPointer(copy.baseAddress))
+  }
+
+  /// A stream body (`RequestBody.stream`): read from its sequence while it is sent
+  /// (``CurlBodyPump``), with its length as `Content-Length`, or chunked when it has none.
+  /// The connection is closed after it, as after a streamed response: libcurl 7.88 lost the
+  /// socket callbacks of the next transfer on a connection whose transfer had been paused.
+  private func setStreamBody(
+    of request: Request, context: UnsafeMutableRawPointer
+  ) throws(CourierError) {
+    let chunks: RequestBody.Chunks
+    do {
+      chunks = try request.body.makeChunks()
+    } catch {
+      var error = error
+      error.request = request
+      error.attempts = 1
+      error.stage = "transport"
+      throw error
+    }
+    guard let loop = ticket.loop else {
+      throw CourierError(
+        kind: .transport, debugMessage: "a stream body's transfer has no event loop",
+        request: request, attempts: 1, stage: "transport")
+    }
+    let ticket = self.ticket
+    bodyPump = CurlBodyPump(chunks: chunks) { loop.resumeUpload(ticket) }
+    requestBodyLength = chunks.length
+    try set(CURLOPT_POST, 1)
+    // -1: no length, which libcurl sends chunked over HTTP/1.1.
+    try check(
+      courier_curl_easy_setopt_off_t(
+        easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(chunks.length ?? -1)))
+    try check(
+      courier_curl_easy_setopt_read_callback(easy, CURLOPT_READFUNCTION) {
+        buffer, size, count, context in
+        guard let buffer, let context else { return CURL_READFUNC_ABORT }
+        return Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+          .readStream(into: buffer, count: size * count)
+      })
+    try set(CURLOPT_READDATA, pointer: context)
+    try check(
+      courier_curl_easy_setopt_seek_callback(easy, CURLOPT_SEEKFUNCTION) {
+        context, offset, origin in
+        guard let context else { return CURL_SEEKFUNC_FAIL }
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+        return origin == SEEK_SET && transfer.bodyPump?.canRewind(to: Int64(offset)) == true
+          ? CURL_SEEKFUNC_OK : CURL_SEEKFUNC_CANTSEEK
+      })
+    try set(CURLOPT_SEEKDATA, pointer: context)
+    try set(CURLOPT_FORBID_REUSE, 1)
   }
 
   private func openFile(_ url: URL, request: Request) throws(CourierError) {
@@ -615,7 +679,7 @@ final class CurlTransfer {
     streamPaused = false
     // The server's silence counts from here: the pause was the reader's.
     lastByte = .now
-    _ = courier_curl_easy_pause(easy, CURLPAUSE_CONT)
+    _ = courier_curl_easy_pause(easy, uploadPaused ? CURLPAUSE_SEND : CURLPAUSE_CONT)
   }
 
   /// Ends a streamed body with the transfer's outcome: the reader gets the end, or the error
@@ -814,6 +878,30 @@ final class CurlTransfer {
     return read
   }
 
+  /// The read callback of a stream body: what the pump has, a pause when it has nothing yet,
+  /// or an abort when the body failed.
+  private func readStream(into buffer: UnsafeMutablePointer<CChar>, count: Int) -> Int {
+    guard let bodyPump else { return CURL_READFUNC_ABORT }
+    switch bodyPump.read(into: UnsafeMutableRawPointer(buffer), count: count) {
+    case .bytes(let count): return count
+    case .pause:
+      uploadPaused = true
+      return CURL_READFUNC_PAUSE
+    case .abort:
+      bodyAborted = true
+      return CURL_READFUNC_ABORT
+    }
+  }
+
+  /// Lets a transfer paused for want of stream body bytes go on (its pump has some now, or
+  /// the body ended): libcurl calls the read callback again. A response stream that is
+  /// paused stays paused.
+  func resumeUpload() {
+    guard uploadPaused else { return }
+    uploadPaused = false
+    _ = courier_curl_easy_pause(easy, streamPaused ? CURLPAUSE_RECV : CURLPAUSE_CONT)
+  }
+
   private func seekFile(to offset: curl_off_t, origin: Int32) -> Int32 {
     lseek(file, off_t(offset), origin) < 0 ? CURL_SEEKFUNC_FAIL : CURL_SEEKFUNC_OK
   }
@@ -890,7 +978,8 @@ final class CurlTransfer {
   }
 
   /// libcurl's error `code` with the detail of the handle's error buffer; a failure of the
-  /// file body's read callback makes it ``CourierError/Kind/invalidRequest``.
+  /// file body's read callback makes it ``CourierError/Kind/invalidRequest``, and a stream
+  /// body's failure (its sequence threw, or did not keep its length) is the error.
   private func libcurlFailure(_ code: CURLcode) -> CourierError {
     let detail = String(cString: errorBuffer)
     var error = CurlErrorMapping.courierError(
@@ -898,6 +987,13 @@ final class CurlTransfer {
     if let fileFailure {
       error.kind = .invalidRequest
       error.debugMessage = fileFailure + "; the transfer was aborted (\(error.debugMessage))"
+    }
+    if bodyAborted, var failure = bodyPump?.failure {
+      failure.request = ticket.request
+      failure.attempts = 1
+      failure.stage = "transport"
+      failure.debugMessage += "; the transfer was aborted (\(error.debugMessage))"
+      return failure
     }
     return error
   }
@@ -917,6 +1013,7 @@ final class CurlTransfer {
   /// does nothing.
   func release() {
     writer?.abandon()
+    bodyPump?.stop()
     bodyCopy?.deallocate()
     bodyCopy = nil
     if file >= 0 {

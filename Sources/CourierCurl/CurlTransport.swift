@@ -39,7 +39,9 @@ import Synchronization
 ///   with the caller's request, as URLSession reports it, and the hop in the message.
 /// - Request bodies in memory are handed to libcurl as they are; file bodies
 ///   (`RequestBody.file`) are streamed from disk in libcurl's buffer size and never loaded
-///   whole.
+///   whole. A body from a sequence (`RequestBody.stream`) is sent while it is produced,
+///   through a 256 KiB buffer that makes the sequence wait when it is full, with its length
+///   as `Content-Length` or, without one, chunked; the connection is closed after it.
 /// - The response body is limited to the request's ``ResponseBodyLimitAttribute``
 ///   (`Endpoint.maximumResponseBodySize(_:)`), else ``Configuration/maximumResponseBodySize``: a transfer
 ///   that passes it is aborted from libcurl's write callback (so memory never grows past the

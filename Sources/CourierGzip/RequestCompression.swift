@@ -4,7 +4,9 @@
 /// as garbage: turn it on for a client whose server accepts `Content-Encoding: gzip`, or per
 /// endpoint with `Endpoint.compressRequestBody()`. Either way only in-memory bodies of at
 /// least ``threshold`` bytes are compressed (below ~1 KiB the gzip header and the CPU cost
-/// outweigh the bytes saved).
+/// outweigh the bytes saved). File bodies and bodies read from a sequence (`RequestBody.stream`)
+/// go out as they are: their size is not known up front to weigh against the threshold, and a
+/// sequence's bytes are made once, for the transport.
 ///
 /// ```swift
 /// let everyRequest = GzipMiddleware(requestCompression: .enabled())

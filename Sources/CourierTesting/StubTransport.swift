@@ -44,6 +44,12 @@ import Synchronization
 /// with ``CourierError/Kind/bodyTooLarge``; the wire transports' own default limit (32 MiB)
 /// is a setting of theirs, which the stub does not have.
 ///
+/// A body read from a sequence (`RequestBody.stream`) is read whole, up to
+/// ``maximumStreamBodySize``, before the answer is chosen, so its producer runs to its end as
+/// on the wire: handlers, ``requests`` and the response's request hold it as `.data` of the
+/// bytes it produced, and it fails as a wire transport fails it (a sequence that throws, a
+/// declared length it does not keep, a one-shot stream sent a second time).
+///
 /// A `301`, `302`, `303`, `307` or `308` answer with a `Location` is followed as the wire
 /// transports follow it: by the request's ``RedirectPolicyAttribute``, else
 /// ``redirectPolicy`` (default ``RedirectPolicy/standard``), each hop built by
@@ -156,11 +162,11 @@ public final class StubTransport: Transport {
     // What is left of the request's timeout, which covers every hop, as on the wire.
     var left = request.timeout
     while true {
-      let answer = try await self.answer(
+      let (answer, sent) = try await self.answer(
         current, original: request, hop: visited.count - 1, left: &left)
       // The wire transports' redirect rule, hop by hop (CurlTransport's `follow`).
       guard (300..<400).contains(answer.status), let location = answer.headers[.location] else {
-        return try await deliver(answer, headers: answer.headers, for: current, left: &left)
+        return try await deliver(answer, headers: answer.headers, for: sent, left: &left)
       }
       guard let target = Redirect.target(ofLocation: location, from: current.url) else {
         guard URL(string: location, relativeTo: current.url) != nil else {
@@ -169,26 +175,31 @@ public final class StubTransport: Transport {
             debugMessage: "the \(answer.status) redirect's Location does not parse as a URL",
             request: request, attempts: 1, stage: "transport")
         }
-        return try await deliver(answer, headers: answer.headers, for: current, left: &left)
+        return try await deliver(answer, headers: answer.headers, for: sent, left: &left)
       }
       guard
         let next = try policy.decide(
           original: request, previous: current, status: answer.status, location: target,
           visited: visited)
       else {
-        return try await deliver(answer, headers: answer.headers, for: current, left: &left)
+        return try await deliver(answer, headers: answer.headers, for: sent, left: &left)
       }
       visited.append((next.method, next.url))
       current = next
     }
   }
 
+  /// The most bytes of a stream body (`RequestBody.stream`) the stub reads into memory.
+  public static let maximumStreamBodySize = 64 << 20
+
   /// The scripted answer to `request`, redirect hop `hop` (0: the first request) of
   /// `original`, recorded and framed: the first matching route, the next queued answer or the
-  /// fallback, after its delay within `left` of the request's timeout.
+  /// fallback, after its delay within `left` of the request's timeout. With it, the request
+  /// as the stub received it: a stream body read whole into memory (a one-shot stream sent
+  /// again fails as on the wire).
   private func answer(
     _ request: Request, original: Request, hop: Int, left: inout Duration?
-  ) async throws -> StubResponse {
+  ) async throws -> (StubResponse, Request) {
     let path = Self.decodedSegments(
       request.url.path(percentEncoded: true), removingDotSegments: true)
     var kept = request
@@ -197,6 +208,19 @@ public final class StubTransport: Transport {
     {
       kept.body = .data(bytes)
     }
+    if request.body.isStream {
+      do {
+        kept.body = .data(try await request.body.collect(upTo: Self.maximumStreamBodySize))
+      } catch {
+        var error = error
+        error.request = original
+        error.attempts = 1
+        error.stage = "transport"
+        throw error
+      }
+    }
+    // Handlers read a stream body as the bytes it produced; any other as it was sent.
+    let handed = request.body.isStream ? kept : request
     typealias Responder = @Sendable (Request) throws -> StubResponse
     let chosen = state.withLock { state -> Responder? in
       state.requests.append(kept)
@@ -212,7 +236,7 @@ public final class StubTransport: Transport {
       return nil
     }
     received.increment()
-    let stub = try chosen?(request) ?? fallback
+    let stub = try chosen?(handed) ?? fallback
     try await sleep(stub.delay, within: &left, of: original)
     if let error = stub.error {
       guard var failure = error as? CourierError else { throw error }
@@ -223,7 +247,7 @@ public final class StubTransport: Transport {
       failure.stage = "stub"
       throw failure
     }
-    return try Self.framed(stub, for: request)
+    return (try Self.framed(stub, for: request), handed)
   }
 
   /// `stub` as a transport receives it from a server that frames it: no body for a `HEAD`

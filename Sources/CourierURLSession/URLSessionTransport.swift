@@ -32,6 +32,10 @@ import Synchronization
 ///   paused there (suspending a task and resuming it sends the request again), so at most the
 ///   body limit is kept ahead of the reader, and a reader further behind gets
 ///   ``CourierError/Kind/bodyTooLarge``. `CurlTransport` pauses the transfer instead.
+/// - A body from a sequence (`RequestBody.stream`) is written whole to a temporary file
+///   (`0600`, deleted when the attempt ends) and sent with its length once it is produced:
+///   URLSession reads an `httpBodyStream` on the one queue every session shares, and takes a
+///   stream with no bytes ready for the end of the body.
 /// - Bytes a server sends on a kept-alive connection once a response has been read (a
 ///   response nobody asked for, the tail of a body longer than its `Content-Length`, a body
 ///   after a `HEAD` or `204` answer) become the next request's answer on that connection, and
@@ -349,15 +353,18 @@ public struct URLSessionTransport: Transport {
           debugMessage: "downloads to a file need a session URLSessionTransport created",
           request: sent, attempts: 1, stage: "transport")
       }
-      return try await sendOnCallersSession(urlRequest, body: sent.body, observer: observer)
+      return try await Self.withSendableBody(sent.body, of: sent) { body in
+        try await sendOnCallersSession(urlRequest, body: body, observer: observer)
+      }
     }
     // Our session: the body comes to the observer piece by piece and is kept (or written to
     // the download's file) there, never buffered by URLSession. A hop URLSession does not
     // send itself (a body to send again) is a task of its own.
     var (current, body) = (urlRequest, sent.body)
     while true {
-      let (data, response) = try await stream(
-        current, body: body, observer: observer, delegate: delegate)
+      let (data, response) = try await Self.withSendableBody(body, of: sent) { [current] body in
+        try await stream(current, body: body, observer: observer, delegate: delegate)
+      }
       guard let next = observer.takePendingRedirect() else { return (data, response) }
       current = Self.urlRequest(for: next)
       body = next.body

@@ -200,6 +200,20 @@ extension Endpoint {
     return copy
   }
 
+  /// Sends a body read from an `AsyncSequence` of `Data` chunks while the request is sent:
+  /// `body` is made with `RequestBody.stream(length:_:)` (replayable: the endpoint can be
+  /// retried) or `RequestBody.stream(_:length:)` (sent once).
+  ///
+  /// ```swift
+  /// let upload = Endpoint<Void>(.put, "logs/today")
+  ///   .streamBody(.stream { AsyncStream<Data> { $0.finish() } }, contentType: "text/plain")
+  /// ```
+  public func streamBody(_ body: RequestBody, contentType: String) -> Self {
+    var copy = self
+    copy.body = .stream(body, contentType: contentType)
+    return copy
+  }
+
   /// Sends a `multipart/form-data` form (RFC 7578); see ``MultipartForm`` for how it is
   /// encoded. The form's `Content-Type` wins over one set with `header(_:_:)`,
   /// since only it names the boundary the body uses.

@@ -9,6 +9,7 @@ public struct EndpointBody: Sendable {
     case data(Data, contentType: String)
     case file(URL, contentType: String)
     case multipart(MultipartForm)
+    case stream(RequestBody, contentType: String)
   }
 
   private let storage: Storage
@@ -34,6 +35,13 @@ public struct EndpointBody: Sendable {
   /// A file streamed from disk, with a content type.
   public static func file(_ url: URL, contentType: String) -> EndpointBody {
     EndpointBody(storage: .file(url, contentType: contentType))
+  }
+
+  /// A body read from a sequence while it is sent (`RequestBody.stream(length:_:)` or
+  /// `RequestBody.stream(_:length:)`), with a content type. Any other `RequestBody` is sent
+  /// as it is.
+  public static func stream(_ body: RequestBody, contentType: String) -> EndpointBody {
+    EndpointBody(storage: .stream(body, contentType: contentType))
   }
 
   /// A `multipart/form-data` body (RFC 7578), encoded when the request is built: in memory,
@@ -69,6 +77,8 @@ public struct EndpointBody: Sendable {
       return (.data(Data(text.utf8)), "application/x-www-form-urlencoded; charset=utf-8", nil)
     case .data(let data, let contentType):
       return (.data(data), contentType, nil)
+    case .stream(let body, let contentType):
+      return (body, contentType, nil)
     case .file(let url, let contentType):
       if let problem = RegularFile.problem(at: url) {
         throw CourierError(

@@ -11,7 +11,9 @@ import Foundation
 ///   4,096 bytes, enough for a typical JSON payload without flooding a log), redacted; binary
 ///   ones as `<N bytes binary>`, multipart request bodies as
 ///   `<multipart/form-data, N bytes, not logged>`, and other text (prose, HTML, a bare token)
-///   as `<N bytes text/plain, not logged: not JSON, a form or multipart>`.
+///   as `<N bytes text/plain, not logged: not JSON, a form or multipart>`. A request body
+///   read from a sequence (`RequestBody.stream`) is never read here, as its bytes are made
+///   for the transport alone: `<stream, N bytes, not logged>` (the length when it was given).
 ///
 /// ``Redaction/standard`` is on unless you pass another: `Authorization`, cookies, API keys,
 /// `token`-like query parameters (in the URL and in URL-valued headers such as `Location`)
@@ -154,6 +156,8 @@ public struct LoggingMiddleware: Middleware {
     if let id = request.attributes[RequestIDAttribute.self] { fields["request_id"] = id.traceID }
     if let data = request.body.data, !data.isEmpty {
       fields["request_bytes"] = String(data.count)
+    } else if request.body.isStream {
+      fields["request_bytes"] = request.body.streamLength.map { String($0) } ?? "streamed"
     }
     return fields
   }
@@ -192,6 +196,11 @@ public struct LoggingMiddleware: Middleware {
       return "<\(media.trimmingCharacters(in: .whitespaces)), \(size) bytes, not logged>"
     }
     if let file = request.body.fileURL { return "<file \(file.lastPathComponent)>" }
+    // A stream is never read here: its bytes are produced once, for the transport.
+    if request.body.isStream {
+      return "<stream" + (request.body.streamLength.map { ", \($0) bytes" } ?? "")
+        + ", not logged>"
+    }
     guard let data = request.body.data, !data.isEmpty else { return nil }
     return body(data, contentType: request.headers[.contentType])
   }

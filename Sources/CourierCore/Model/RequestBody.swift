@@ -1,14 +1,20 @@
 import Foundation
 
-/// The body of a ``Request``: nothing, bytes in memory, or a file streamed from disk.
+/// The body of a ``Request``: nothing, bytes in memory, a file streamed from disk, or the
+/// chunks of an `AsyncSequence` (``stream(length:_:)``, ``stream(_:length:)``).
 ///
-/// A struct with static members rather than an enum, so more kinds of body (streams) can be
-/// added later without breaking code that inspects it.
+/// A struct with static members rather than an enum, so more kinds of body can be added
+/// without breaking code that inspects it.
+///
+/// Two bodies are equal when they hold the same bytes or file; two stream bodies are equal
+/// only when they are copies of one ``stream(length:_:)`` or ``stream(_:length:)`` call
+/// (compared by identity: their bytes are not known until they are sent).
 public struct RequestBody: Sendable, Hashable {
   enum Storage: Sendable, Hashable {
     case empty
     case data(Data)
     case file(URL)
+    case stream(BodyStreamSource)
   }
 
   let storage: Storage
@@ -69,7 +75,12 @@ public struct RequestBody: Sendable, Hashable {
     return nil
   }
 
-  /// Whether the body can be sent again unchanged (for retries). Every body kind that exists
-  /// today can; a future one-shot stream will not.
-  public var isReplayable: Bool { true }
+  /// Whether the body can be sent again (for retries, and for a `307`/`308` redirect that
+  /// resends it): every kind can, except a one-shot stream (``stream(_:length:)``), whose
+  /// sequence is read once. `RetryMiddleware` does not retry a request whose body is not
+  /// replayable.
+  public var isReplayable: Bool {
+    if case .stream(let source) = storage { return source.isReplayable }
+    return true
+  }
 }

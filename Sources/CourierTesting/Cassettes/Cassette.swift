@@ -181,7 +181,11 @@ extension Cassette.RecordedMessage {
   /// (the request's ``CredentialHeadersAttribute`` headers included), a gzip or deflate
   /// body decoded first (see `Cassette.recorded(_:headers:redaction:header:)`). A file body
   /// (`RequestBody.file`, a multipart form with file parts) is read whole: its bytes are what
-  /// the wire carries, and what a replay compares under ``ReplayTransport/Matching/body``.
+  /// the wire carries, and what a replay compares under ``ReplayTransport/Matching/body``. A
+  /// body read from a sequence (`RequestBody.stream`) is recorded as no body: its bytes are
+  /// made once, for the transport, and reading them here would take them from it (a one-shot
+  /// sequence) or make them twice; under ``ReplayTransport/Matching/body`` it compares as
+  /// empty.
   public init(_ request: Request, redaction: Redaction) {
     let bytes = request.body.data ?? request.body.fileURL.flatMap { try? Data(contentsOf: $0) }
     let (headers, body) = Cassette.recorded(

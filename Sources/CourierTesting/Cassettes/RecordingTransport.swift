@@ -12,7 +12,9 @@ import Synchronization
 /// body of no such shape (plain text, HTML) and the bytes of a multipart file part are kept
 /// as they were sent, since a replay must serve them back (a multipart part whose name is
 /// listed is hidden, file or not). A file body (`RequestBody.file`, a multipart form with
-/// file parts) is read whole and recorded as the bytes the wire carries. The file is
+/// file parts) is read whole and recorded as the bytes the wire carries; a body read from a
+/// sequence (`RequestBody.stream`) is left to the wrapped transport, unread, and recorded as
+/// no body. The file is
 /// rewritten atomically after every interaction, so a crash loses nothing that was answered.
 ///
 /// ```swift
