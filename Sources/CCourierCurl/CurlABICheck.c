@@ -48,6 +48,11 @@ COURIER_SAME_LAYOUT(struct courier_curl_message, CURLMsg, data)
 COURIER_SAME_FIELD(struct courier_curl_message, CURLMsg, data.whatever)
 COURIER_SAME_FIELD(struct courier_curl_message, CURLMsg, data.result)
 
+_Static_assert(sizeof(struct courier_curl_blob) == sizeof(struct curl_blob), "Courier's struct curl_blob differs in size");
+COURIER_SAME_FIELD(struct courier_curl_blob, struct curl_blob, data)
+COURIER_SAME_FIELD(struct courier_curl_blob, struct curl_blob, len)
+COURIER_SAME_FIELD(struct courier_curl_blob, struct curl_blob, flags)
+
 // Prefixes of longer structures: only the fields Courier declares.
 COURIER_SAME_FIELD(struct courier_curl_version_info, curl_version_info_data, age)
 COURIER_SAME_FIELD(struct courier_curl_version_info, curl_version_info_data, version)

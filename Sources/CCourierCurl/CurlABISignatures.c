@@ -15,6 +15,7 @@
 #define courier_curl_message CURLMsg
 #define courier_curl_version_info curl_version_info_data
 #define courier_curl_sockaddr curl_sockaddr
+#define courier_curl_blob curl_blob
 #include "CourierCurlABI.h"
 
 #define COURIER_CURL_TYPE(ours, theirs)                            \

@@ -215,6 +215,15 @@ CURLcode courier_curl_easy_open_sockets_close_on_exec(void *easy) {
              : COURIER_CURLE_FAILED_INIT;
 }
 
+CURLcode courier_curl_easy_setopt_blob(
+    void *easy, CURLoption option, const void *data, size_t length) {
+  const struct courier_curl_functions *functions = curl();
+  // libcurl copies the bytes before it returns, and never writes through `data`.
+  struct courier_curl_blob blob = {(void *)data, length, CURL_BLOB_COPY};
+  return functions != NULL ? functions->curl_easy_setopt(easy, option, &blob)
+                           : COURIER_CURLE_FAILED_INIT;
+}
+
 /// One typed `curl_easy_getinfo` wrapper.
 #define COURIER_GETINFO(suffix, type)                                                      \
   CURLcode courier_curl_easy_getinfo_##suffix(void *easy, CURLINFO info, type *value) {    \

@@ -43,8 +43,25 @@ extension CurlTransport {
     public var contentDecoding: ContentDecoding
     /// The HTTP version to speak. Default ``HTTPVersion/http1``.
     public var httpVersion: HTTPVersion
-    /// Trust settings for `https`. Default ``TLS/system``.
+    /// Trust settings for `https`, and the client certificate to present. Default
+    /// ``TLS/system``.
     public var tls: TLS
+    /// A Unix domain socket every request of the transport is sent over
+    /// (`CURLOPT_UNIX_SOCKET_PATH`), instead of a TCP connection to the URL's host, as
+    /// `curl --unix-socket` does; `nil` (the default) for TCP. The URLs stay ordinary `http`
+    /// (or `https`) URLs: their host goes in `Host` and keys the connections, and the socket
+    /// is where they all go — `http://localhost/v1.43/info` with
+    /// `/var/run/docker.sock` for the Docker Engine API. A path where nobody listens fails
+    /// with ``CourierError/Kind/cannotConnect``, the path in its `debugDescription`.
+    ///
+    /// A setting of the transport rather than a URL form (AsyncHTTPClient's
+    /// `http+unix://%2Fvar%2Frun%2Fdocker.sock/…`): a socket is where one service lives, so a
+    /// transport (and a ``Client`` with a plain base URL) per socket reads as what it is, and
+    /// every middleware, log and redirect rule keeps seeing an `http` URL with a host.
+    public var unixSocketPath: String?
+    /// How host names become addresses: fixed addresses for some names, the address family,
+    /// the Happy Eyeballs delay. Default ``NameResolution/system``.
+    public var nameResolution: NameResolution
     /// Whether a caller adds its transfer to libcurl and sends the request from its own thread
     /// (under the transport's lock), leaving only the response to the event-loop thread.
     /// Default `true`: one request at a time on a kept-alive connection, the loop thread is
@@ -63,9 +80,9 @@ extension CurlTransport {
     /// request at a time always uses the same thread and connection. ``maximumConnectionsPerHost``
     /// is shared out between the loops (a limit of 8 is 4 per loop with 2), and there are never
     /// more loops than connections allowed; a request goes to a loop with connections to its
-    /// host left, so the limit is the host's over all loops. Over the ``HTTPVersion/http2``
-    /// opt-in the transport runs one loop whatever this says, so that requests to one host
-    /// share one connection as streams. Values below 1 count as 1, and there are never more
+    /// host left, so the limit is the host's over all loops. Over HTTP/2 (``HTTPVersion/http2``,
+    /// ``HTTPVersion/http2PriorKnowledge``) the transport runs one loop whatever this says, so
+    /// that requests to one host share one connection as streams. Values below 1 count as 1, and there are never more
     /// loops than the machine has active cores: a loop never blocks, so more of them would
     /// only take turns on the same cores (and a mistaken large value would start thousands of
     /// threads).
@@ -86,7 +103,9 @@ extension CurlTransport {
       httpVersion: HTTPVersion = .http1,
       tls: TLS = .system,
       startsTransfersOnCallingThread: Bool = true,
-      eventLoops: Int = Configuration.defaultEventLoops
+      eventLoops: Int = Configuration.defaultEventLoops,
+      unixSocketPath: String? = nil,
+      nameResolution: NameResolution = .system
     ) {
       self.maximumConnectionsPerHost = maximumConnectionsPerHost
       self.connectTimeout = connectTimeout
@@ -97,6 +116,8 @@ extension CurlTransport {
       self.tls = tls
       self.startsTransfersOnCallingThread = startsTransfersOnCallingThread
       self.eventLoops = eventLoops
+      self.unixSocketPath = unixSocketPath
+      self.nameResolution = nameResolution
     }
 
     /// ``maximumConnectionsPerHost`` within 1...65,535: a host has at most 65,535 ports to be
@@ -108,7 +129,8 @@ extension CurlTransport {
 
     /// HTTP/1.1, 16 connections per host, 10 s to connect, 60 s idle limit, 32 MiB response
     /// bodies, no content decoding, the system's trust store, transfers started on the
-    /// calling thread, ``defaultEventLoops`` loop threads.
+    /// calling thread, ``defaultEventLoops`` loop threads, TCP with the system's name
+    /// resolution.
     public static var standard: Configuration { Configuration() }
   }
 }

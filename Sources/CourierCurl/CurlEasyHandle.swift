@@ -21,6 +21,16 @@ final class CurlEasyHandle {
   var needsReset = false
   /// The header lines of this handle's transfers, whose nodes the next transfer reuses.
   let headerList = CurlHeaderList()
+  /// The transport's name-resolution overrides as `CURLOPT_RESOLVE` lines, made the first
+  /// time a transfer needs them: libcurl reads the list (without copying it) at the start of
+  /// every transfer, so it lives as long as the handle. The transport's settings never change,
+  /// so one list serves every transfer.
+  private var resolveLines: ResolveLines?
+
+  /// A `CURLOPT_RESOLVE` list, or why it could not be made.
+  typealias ResolveLines = Result<
+    UnsafeMutablePointer<curl_slist>, CurlTransport.NameResolution.OverrideProblem
+  >
 
   init?() {
     guard let easy = courier_curl_easy_init() else { return nil }
@@ -44,8 +54,40 @@ final class CurlEasyHandle {
     errorBuffer[0] = 0
   }
 
+  /// The `CURLOPT_RESOLVE` list for `overrides` (the same for every call on one handle), or
+  /// why an override is refused.
+  func resolveList(for overrides: [CurlTransport.NameResolution.Override]) -> ResolveLines {
+    if let resolveLines { return resolveLines }
+    let result = Self.makeResolveList(overrides)
+    resolveLines = result
+    return result
+  }
+
+  private static func makeResolveList(
+    _ overrides: [CurlTransport.NameResolution.Override]
+  ) -> ResolveLines {
+    var list: UnsafeMutablePointer<curl_slist>?
+    for override in overrides {
+      switch override.resolveLine() {
+      case .success(let line):
+        guard let appended = courier_curl_slist_append(list, line) else {
+          courier_curl_slist_free_all(list)
+          return .failure(.init(message: "no memory for the overrides"))
+        }
+        list = appended
+      case .failure(let problem):
+        courier_curl_slist_free_all(list)
+        return .failure(problem)
+      }
+    }
+    guard let list else { return .failure(.init(message: "there is no override")) }
+    return .success(list)
+  }
+
   deinit {
     courier_curl_easy_cleanup(easy)
     errorBuffer.deallocate()
+    // After the cleanup: libcurl no longer points to it.
+    if case .success(let list) = resolveLines { courier_curl_slist_free_all(list) }
   }
 }

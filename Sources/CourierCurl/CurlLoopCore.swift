@@ -42,11 +42,15 @@ final class CurlLoopCore {
     self.configuration = configuration
     self.sockets = sockets
     // One transfer per connection over HTTP/1.1; over HTTP/2, which libcurl negotiates for
-    // `https` only, up to libcurl's 100 streams each. An `https` server that answers in
-    // HTTP/1.1 then has the excess wait in libcurl's own list.
+    // `https` only (and for `http` too with prior knowledge), up to libcurl's 100 streams
+    // each. An `https` server that answers in HTTP/1.1 then has the excess wait in libcurl's
+    // own list.
     let perHost = configuration.connectionLimit
+    let version = configuration.httpVersion
     queue = CurlOriginQueue(
-      limit: perHost, secureLimit: configuration.httpVersion == .http1 ? perHost : perHost * 100)
+      limit: version == .http2PriorKnowledge && CurlTransfer.reusesPriorKnowledgeConnections
+        ? perHost * 100 : perHost,
+      secureLimit: version.multiplexes ? perHost * 100 : perHost)
   }
 
   /// How many transfers are in libcurl (not counting those waiting in ``queue``).

@@ -111,6 +111,10 @@ final class CurlTransfer {
   /// reading (`return 200` to an 8 MiB `PUT`), never opens the flow-control window for it.
   /// RFC 9113 §8.1 allows such an answer; it is the response.
   private var answeredEarly = false
+  /// The transport presents a client certificate, and sends over a Unix socket: what a
+  /// failure's explanation says (``connectivityExplanation(code:detail:)``).
+  private let presentsCertificate: Bool
+  private let unixSocketPath: String?
 
   /// Configures `handle` (fresh, reset, or kept from a plain transfer) for `ticket`'s request.
   init(
@@ -122,6 +126,8 @@ final class CurlTransfer {
     self.handle = handle
     self.easy = handle.easy
     self.limit = ticket.limits.maximumResponseBodySize
+    presentsCertificate = configuration.tls.clientCertificate != nil
+    unixSocketPath = configuration.unixSocketPath
     let writer = ticket.request.attributes[DownloadAttribute.self].map(DownloadWriter.init)
     self.writer = writer
     self.heads = heads
@@ -146,7 +152,7 @@ final class CurlTransfer {
     let context = Unmanaged.passUnretained(self).toOpaque()
     // Per transfer, not with the shared options: a kept handle skips those.
     endsOnEarlyAnswer =
-      configuration.httpVersion == .http2 && configuration.contentDecoding != .automatic
+      configuration.httpVersion.multiplexes && configuration.contentDecoding != .automatic
     if !handle.isConfigured {
       try configureShared(configuration)
       handle.isConfigured = true
@@ -249,6 +255,10 @@ final class CurlTransfer {
   /// The libcurl the process runs with, as `0xXXYYZZ`.
   static let libcurlVersion = courier_curl_version_num()
 
+  /// Whether libcurl can start a transfer on an HTTP/2 connection made with prior knowledge
+  /// by another transfer: from 8.0.0 (curl/curl#10634 broke it in 7.88).
+  static var reusesPriorKnowledgeConnections: Bool { libcurlVersion >= 0x08_00_00 }
+
   /// How a transfer is kept to `http` and `https`: by name (`CURLOPT_PROTOCOLS_STR`) from
   /// libcurl 7.85, as a bitmask (`CURLOPT_PROTOCOLS`, which 7.85 deprecated) before.
   static func protocolRestriction(
@@ -271,8 +281,18 @@ final class CurlTransfer {
     } else {
       try set(restriction.option, restriction.bits)
     }
-    if configuration.httpVersion == .http2 {
-      try set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS)
+    if configuration.httpVersion == .http2PriorKnowledge, !Self.reusesPriorKnowledgeConnections {
+      try set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE)
+      // libcurl before 8.0 fails every transfer it starts on an h2c connection made by
+      // another ("Error in the HTTP2 framing layer", curl/curl#10634): one connection per
+      // request, made for it and closed after it.
+      try set(CURLOPT_FRESH_CONNECT, 1)
+      try set(CURLOPT_FORBID_REUSE, 1)
+    } else if configuration.httpVersion.multiplexes {
+      try set(
+        CURLOPT_HTTP_VERSION,
+        configuration.httpVersion == .http2
+          ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE)
       // Requests that start together wait for the first connection's ALPN answer and then
       // share it as HTTP/2 streams, instead of each opening a TLS connection of its own, up to
       // the per-host limit.
@@ -294,6 +314,15 @@ final class CurlTransfer {
     if let key = configuration.tls.pinnedPublicKey {
       try set(CURLOPT_PINNEDPUBLICKEY, string: key)
     }
+    if let certificate = configuration.tls.clientCertificate {
+      try configureClientCertificate(certificate)
+    }
+    if let path = configuration.unixSocketPath {
+      try set(CURLOPT_UNIX_SOCKET_PATH, string: path)
+    }
+    if !configuration.nameResolution.isSystem {
+      try configureNameResolution(configuration.nameResolution)
+    }
     try check(
       courier_curl_easy_setopt_write_callback(easy, CURLOPT_WRITEFUNCTION) {
         bytes, size, count, context in
@@ -312,6 +341,69 @@ final class CurlTransfer {
     // response: kept out of the header callback, it can never be taken for the final head
     // that decides where a download's body goes.
     try set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
+  }
+
+  /// The client certificate and key, from files or memory, and the key's passphrase.
+  private func configureClientCertificate(
+    _ certificate: CurlTransport.TLS.ClientCertificate
+  ) throws(CourierError) {
+    try set(CURLOPT_SSLCERTTYPE, string: "PEM")
+    switch certificate.certificate {
+    case .file(let path): try set(CURLOPT_SSLCERT, string: path)
+    case .memory(let pem): try setBlob(CURLOPT_SSLCERT_BLOB, pem, what: "certificate")
+    }
+    switch certificate.key {
+    case .file(let path):
+      try set(CURLOPT_SSLKEYTYPE, string: "PEM")
+      try set(CURLOPT_SSLKEY, string: path)
+    case .memory(let pem):
+      try set(CURLOPT_SSLKEYTYPE, string: "PEM")
+      try setBlob(CURLOPT_SSLKEY_BLOB, pem, what: "key")
+    case nil: break
+    }
+    // libcurl copies the passphrase; it never reaches an error or a log of Courier's.
+    if let passphrase = certificate.passphrase {
+      try set(CURLOPT_KEYPASSWD, string: passphrase)
+    }
+  }
+
+  /// Hands `bytes` to a `…_BLOB` option, which libcurl copies; an older libcurl than 7.71,
+  /// which does not know the option, makes it ``CourierError/Kind/invalidRequest``.
+  private func setBlob(_ option: CURLoption, _ bytes: Data, what: String) throws(CourierError) {
+    let code = bytes.withUnsafeBytes {
+      courier_curl_easy_setopt_blob(easy, option, $0.baseAddress, $0.count)
+    }
+    guard code != CURLE_UNKNOWN_OPTION else {
+      throw CourierError(
+        kind: .invalidRequest,
+        debugMessage:
+          "a client \(what) from memory needs libcurl 7.71 or later (CURLOPT_SSLCERT_BLOB); "
+          + "this one is older: give the certificate as files",
+        request: ticket.request, attempts: 1, stage: "transport")
+    }
+    try check(code)
+  }
+
+  /// Fixed addresses, the address family and the Happy Eyeballs delay.
+  private func configureNameResolution(
+    _ resolution: CurlTransport.NameResolution
+  ) throws(CourierError) {
+    if !resolution.overrides.isEmpty {
+      switch handle.resolveList(for: resolution.overrides) {
+      case .success(let list): try set(CURLOPT_RESOLVE, pointer: UnsafeRawPointer(list))
+      case .failure(let problem):
+        throw CourierError(
+          kind: .invalidRequest,
+          debugMessage: "CurlTransport.NameResolution.overrides: \(problem.message)",
+          request: ticket.request, attempts: 1, stage: "transport")
+      }
+    }
+    if resolution.addressFamily != .any {
+      try set(CURLOPT_IPRESOLVE, resolution.addressFamily.value)
+    }
+    if let delay = resolution.happyEyeballsDelay {
+      try set(CURLOPT_HAPPY_EYEBALLS_TIMEOUT_MS, Self.milliseconds(delay))
+    }
   }
 
   /// libcurl's receive buffer (`CURLOPT_BUFFERSIZE`) for downloads to a file: the most
@@ -987,6 +1079,8 @@ final class CurlTransfer {
     if let fileFailure {
       error.kind = .invalidRequest
       error.debugMessage = fileFailure + "; the transfer was aborted (\(error.debugMessage))"
+    } else if let explanation = connectivityExplanation(code: Int(code), detail: detail) {
+      error.debugMessage = explanation + " (\(error.debugMessage))"
     }
     if bodyAborted, var failure = bodyPump?.failure {
       failure.request = ticket.request
@@ -996,6 +1090,30 @@ final class CurlTransfer {
       return failure
     }
     return error
+  }
+
+  /// Words for a developer when a failure comes from the transport's connectivity settings:
+  /// the client certificate (missing, refused, or not loadable) or the Unix socket (missing,
+  /// or nobody listening); `nil` otherwise. Only ever runs for a failed transfer.
+  private func connectivityExplanation(code: Int, detail: String) -> String? {
+    switch code {
+    case 35, 56:
+      return LibcurlDetail.clientCertificateRefusal(detail, presented: presentsCertificate)
+    case 58 where presentsCertificate:
+      return "the client certificate or its key could not be used: a file that cannot be read, "
+        + "not PEM, a key that does not decrypt with the passphrase given (or needs one), or a "
+        + "key that does not belong to the certificate"
+    case 7:
+      guard let path = unixSocketPath else { return nil }
+      var info = stat()
+      if stat(path, &info) != 0 {
+        return "the Unix socket \(path) does not exist: \(String(cString: strerror(errno)))"
+      }
+      if (info.st_mode & S_IFMT) != S_IFSOCK { return "\(path) is not a Unix socket" }
+      return "nobody accepts connections on the Unix socket \(path)"
+    default:
+      return nil
+    }
   }
 
   /// How many connections libcurl opened for this transfer.

@@ -86,6 +86,43 @@ package enum LibcurlDetail {
       || detail.hasPrefix("error setting certificate")
   }
 
+  /// The TLS alerts a server sends when it wants a client certificate it did not get, or
+  /// refuses the one it got, as OpenSSL words them (`tlsv13 alert certificate required`,
+  /// `tlsv1 alert unknown ca`, `sslv3 alert bad certificate`, …), with whether the alert says
+  /// a certificate was missing.
+  private static let clientCertificateAlerts: [(words: String, missing: Bool)] = [
+    ("alert certificate required", true),
+    ("alert unknown ca", false), ("alert bad certificate", false),
+    ("alert certificate unknown", false), ("alert unsupported certificate", false),
+    ("alert certificate revoked", false), ("alert certificate expired", false),
+    ("alert access denied", false),
+  ]
+
+  /// What the server said about the client certificate when libcurl's `detail` carries a TLS
+  /// alert about one (with OpenSSL a server's alert arrives as `SSL_CONNECT_ERROR` (35)
+  /// during the handshake, or as `RECV_ERROR` (56) at the first read over TLS 1.3, whose
+  /// client finishes its handshake before the server has checked its certificate), in words
+  /// for a developer; `nil` for any other detail. `presented` is whether the client sent a
+  /// certificate: a `handshake failure` alert then means nothing more, and without one it
+  /// is the usual TLS 1.2 answer of a server that requires one.
+  package static func clientCertificateRefusal(_ detail: String, presented: Bool) -> String? {
+    if let alert = clientCertificateAlerts.first(where: { detail.contains($0.words) }) {
+      let name = alert.words.dropFirst("alert ".count)
+      if alert.missing || !presented {
+        return presented
+          ? "the server asked for a client certificate and did not get it (TLS alert: \(name))"
+          : "the server requires a client certificate, and none is configured "
+            + "(TLS alert: \(name); CurlTransport.TLS.clientCertificate)"
+      }
+      return "the server refused the client certificate (TLS alert: \(name))"
+    }
+    if !presented, detail.contains("alert handshake failure") {
+      return "the server ended the TLS handshake (alert: handshake failure); it may require a "
+        + "client certificate, and none is configured (CurlTransport.TLS.clientCertificate)"
+    }
+    return nil
+  }
+
   /// libcurl 7.88's only words for a response header line over 100 KB
   /// (`CURL_MAX_HTTP_HEADER`): `OUT_OF_MEMORY`, "Out of memory", with no detail of its own.
   /// A real allocation failure reads the same, and on Linux, which overcommits memory, is far

@@ -85,6 +85,11 @@ CURLcode courier_curl_easy_setopt_closesocket_callback(
 /// a connection.
 CURLcode courier_curl_easy_open_sockets_close_on_exec(void *easy);
 
+/// Sets a `…_BLOB` option (`CURLOPT_SSLCERT_BLOB`, `CURLOPT_SSLKEY_BLOB`) to `length` bytes at
+/// `data`, which libcurl copies (`CURL_BLOB_COPY`): the caller's bytes may go right after.
+CURLcode courier_curl_easy_setopt_blob(
+    void *easy, CURLoption option, const void *data, size_t length);
+
 CURLcode courier_curl_easy_getinfo_long(void *easy, CURLINFO info, long *value);
 CURLcode courier_curl_easy_getinfo_off_t(void *easy, CURLINFO info, curl_off_t *value);
 CURLcode courier_curl_easy_getinfo_string(void *easy, CURLINFO info, char **value);

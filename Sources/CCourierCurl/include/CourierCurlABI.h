@@ -62,6 +62,13 @@ struct courier_curl_version_info {
   unsigned int version_num;
 };
 
+/// `struct curl_blob`: bytes for a `…_BLOB` option (libcurl 7.71 and later).
+struct courier_curl_blob {
+  void *data;
+  size_t len;
+  unsigned int flags;
+};
+
 /// The leading fields of `struct curl_sockaddr`, what `CURLOPT_OPENSOCKETFUNCTION` is given.
 struct courier_curl_sockaddr {
   int family;

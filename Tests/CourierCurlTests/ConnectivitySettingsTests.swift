@@ -1,0 +1,103 @@
+import Courier
+import Foundation
+import Testing
+
+@testable import CourierCurl
+
+/// CurlTransport's connectivity settings without a server: what their descriptions show
+/// (never a key or a passphrase), which overrides are refused, and the words for a TLS alert
+/// about the client certificate.
+@Suite("CurlTransport connectivity settings")
+struct ConnectivitySettingsTests {
+  typealias ClientCertificate = CurlTransport.TLS.ClientCertificate
+  typealias Override = CurlTransport.NameResolution.Override
+
+  @Test("a client key and its passphrase are redacted from every description and dump")
+  func redactsClientKey() {
+    let passphrase = "hunter2-passphrase-\(UUID().uuidString)"
+    let keyText =
+      "-----BEGIN ENCRYPTED PRIVATE KEY-----\nS3CR3TKEYBYTES\n-----END ENCRYPTED PRIVATE KEY-----\n"
+    let certificates = [
+      ClientCertificate.pem(
+        certificate: Data("-----BEGIN CERTIFICATE-----\n".utf8), key: Data(keyText.utf8),
+        passphrase: passphrase),
+      .files(
+        certificate: "/etc/courier/client.pem", key: "/etc/courier/client.key",
+        passphrase: passphrase),
+    ]
+    for certificate in certificates {
+      var configuration = CurlTransport.Configuration.standard
+      configuration.tls.clientCertificate = certificate
+      let transport = CurlTransport(configuration: configuration)
+      defer { transport.shutdown() }
+      var dumped = ""
+      dump(configuration, to: &dumped)
+      var dumpedCertificate = ""
+      dump(certificate, to: &dumpedCertificate)
+      let texts = [
+        "\(certificate)", String(reflecting: certificate), "\(configuration)",
+        String(reflecting: configuration), "\(configuration.tls)", "\(transport)", dumped,
+        dumpedCertificate, "\(Mirror(reflecting: certificate).children.map { $0.value })",
+      ]
+      for text in texts {
+        #expect(!text.contains(passphrase), "\(text)")
+        #expect(!text.contains("S3CR3TKEYBYTES"), "\(text)")
+        #expect(!text.contains("PRIVATE KEY"), "\(text)")
+      }
+      #expect("\(certificate)".contains("passphrase: set (redacted)"))
+    }
+    #expect(
+      "\(certificates[1])"
+        == "ClientCertificate(certificate: file /etc/courier/client.pem, "
+        + "key: file /etc/courier/client.key, passphrase: set (redacted))")
+  }
+
+  @Test("overrides become CURLOPT_RESOLVE lines; a bad one is refused with its reason")
+  func overrideLines() throws {
+    #expect(
+      try Override(host: "api.internal.test", port: 443, addresses: ["10.0.0.7", "::1"])
+        .resolveLine().get() == "api.internal.test:443:10.0.0.7,[::1]")
+    #expect(
+      try Override(host: "a.test", port: 80, addresses: ["[fd00::7]"]).resolveLine().get()
+        == "a.test:80:[fd00::7]")
+    let refused: [(Override, String)] = [
+      (Override(host: "a.test", port: 80, addresses: ["a.test"]), "not an IPv4 or IPv6"),
+      (Override(host: "a.test", port: 80, addresses: []), "no address"),
+      (Override(host: "a.test", port: 0, addresses: ["127.0.0.1"]), "not in 1...65535"),
+      (Override(host: "a:b", port: 80, addresses: ["127.0.0.1"]), "not a plain host name"),
+      (Override(host: "", port: 80, addresses: ["127.0.0.1"]), "not a plain host name"),
+    ]
+    for (override, words) in refused {
+      guard case .failure(let problem) = override.resolveLine() else {
+        Issue.record("accepted \(override)")
+        continue
+      }
+      #expect(problem.message.contains(words), "\(problem.message)")
+    }
+  }
+
+  @Test("TLS alerts about the client certificate: secureConnectionFailed, in plain words")
+  func clientCertificateAlerts() {
+    let required =
+      "OpenSSL SSL_read: OpenSSL/3.0.19: error:0A00045C:SSL routines::tlsv13 alert "
+      + "certificate required, errno 0"
+    let unknownCA = "OpenSSL/3.0.19: error:0A000418:SSL routines::tlsv1 alert unknown ca"
+    #expect(CurlErrorMapping.kind(forCode: 56, detail: required) == .secureConnectionFailed)
+    #expect(CurlErrorMapping.kind(forCode: 56, detail: unknownCA) == .secureConnectionFailed)
+    #expect(CurlErrorMapping.kind(forCode: 35, detail: unknownCA) == .secureConnectionFailed)
+    #expect(
+      CurlErrorMapping.kind(forCode: 56, detail: "Recv failure: Connection reset by peer")
+        == .connectionLost)
+  }
+
+  @Test("HTTP/2 with prior knowledge multiplexes and describes itself")
+  func priorKnowledge() {
+    #expect(CurlTransport.HTTPVersion.http2PriorKnowledge.multiplexes)
+    #expect(!CurlTransport.HTTPVersion.http1.multiplexes)
+    let transport = CurlTransport(
+      configuration: .init(httpVersion: .http2PriorKnowledge, eventLoops: 2))
+    defer { transport.shutdown() }
+    #expect(transport.eventLoopCount == 1)
+    #expect("\(transport)".hasPrefix("CurlTransport(HTTP/2 with prior knowledge;"))
+  }
+}
