@@ -45,6 +45,11 @@ extension CurlTransport {
     public var httpVersion: HTTPVersion
     /// Trust settings for `https`. Default ``TLS/system``.
     public var tls: TLS
+    /// Whether requests go through a proxy. Default ``ProxyPolicy/environment``: the proxy
+    /// the process's `http_proxy`, `HTTPS_PROXY`, `ALL_PROXY` and `NO_PROXY` name, as curl
+    /// reads them; ``ProxyPolicy/direct`` for none, ``ProxyPolicy/through(_:)`` for one of
+    /// your own.
+    public var proxy: ProxyPolicy
     /// Whether a caller adds its transfer to libcurl and sends the request from its own thread
     /// (under the transport's lock), leaving only the response to the event-loop thread.
     /// Default `true`: one request at a time on a kept-alive connection, the loop thread is
@@ -85,6 +90,7 @@ extension CurlTransport {
       contentDecoding: ContentDecoding = .none,
       httpVersion: HTTPVersion = .http1,
       tls: TLS = .system,
+      proxy: ProxyPolicy = .environment,
       startsTransfersOnCallingThread: Bool = true,
       eventLoops: Int = Configuration.defaultEventLoops
     ) {
@@ -95,6 +101,7 @@ extension CurlTransport {
       self.contentDecoding = contentDecoding
       self.httpVersion = httpVersion
       self.tls = tls
+      self.proxy = proxy
       self.startsTransfersOnCallingThread = startsTransfersOnCallingThread
       self.eventLoops = eventLoops
     }
@@ -107,8 +114,8 @@ extension CurlTransport {
     static let minimumIdleConnections = 64
 
     /// HTTP/1.1, 16 connections per host, 10 s to connect, 60 s idle limit, 32 MiB response
-    /// bodies, no content decoding, the system's trust store, transfers started on the
-    /// calling thread, ``defaultEventLoops`` loop threads.
+    /// bodies, no content decoding, the system's trust store, the environment's proxy,
+    /// transfers started on the calling thread, ``defaultEventLoops`` loop threads.
     public static var standard: Configuration { Configuration() }
   }
 }
