@@ -205,7 +205,8 @@ let package = Package(
     ),
     .testTarget(
       name: "CourierInteropTests",
-      dependencies: ["Courier"],
+      // CourierTesting: the executor that the proxy environment's child process waits on.
+      dependencies: ["Courier", "CourierTesting"],
       swiftSettings: strictSettings
     ),
     .testTarget(

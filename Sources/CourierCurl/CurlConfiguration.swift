@@ -62,6 +62,11 @@ extension CurlTransport {
     /// How host names become addresses: fixed addresses for some names, the address family,
     /// the Happy Eyeballs delay. Default ``NameResolution/system``.
     public var nameResolution: NameResolution
+    /// Whether requests go through a proxy. Default ``ProxyPolicy/environment``: the proxy
+    /// the process's `http_proxy`, `HTTPS_PROXY`, `ALL_PROXY` and `NO_PROXY` name, as curl
+    /// reads them; ``ProxyPolicy/direct`` for none, ``ProxyPolicy/through(_:)`` for one of
+    /// your own.
+    public var proxy: ProxyPolicy
     /// Whether a caller adds its transfer to libcurl and sends the request from its own thread
     /// (under the transport's lock), leaving only the response to the event-loop thread.
     /// Default `true`: one request at a time on a kept-alive connection, the loop thread is
@@ -102,6 +107,7 @@ extension CurlTransport {
       contentDecoding: ContentDecoding = .none,
       httpVersion: HTTPVersion = .http1,
       tls: TLS = .system,
+      proxy: ProxyPolicy = .environment,
       startsTransfersOnCallingThread: Bool = true,
       eventLoops: Int = Configuration.defaultEventLoops,
       unixSocketPath: String? = nil,
@@ -114,6 +120,7 @@ extension CurlTransport {
       self.contentDecoding = contentDecoding
       self.httpVersion = httpVersion
       self.tls = tls
+      self.proxy = proxy
       self.startsTransfersOnCallingThread = startsTransfersOnCallingThread
       self.eventLoops = eventLoops
       self.unixSocketPath = unixSocketPath
@@ -128,9 +135,9 @@ extension CurlTransport {
     static let minimumIdleConnections = 64
 
     /// HTTP/1.1, 16 connections per host, 10 s to connect, 60 s idle limit, 32 MiB response
-    /// bodies, no content decoding, the system's trust store, transfers started on the
-    /// calling thread, ``defaultEventLoops`` loop threads, TCP with the system's name
-    /// resolution.
+    /// bodies, no content decoding, the system's trust store, the environment's proxy,
+    /// transfers started on the calling thread, ``defaultEventLoops`` loop threads, TCP with
+    /// the system's name resolution.
     public static var standard: Configuration { Configuration() }
   }
 }

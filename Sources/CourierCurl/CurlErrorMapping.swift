@@ -18,6 +18,8 @@ internal import CourierLibcurlSupport
 /// | `UNSUPPORTED_PROTOCOL` (1), `URL_MALFORMAT` (3), `READ_ERROR` (26, the file body could not be read), `FILE_COULDNT_READ_FILE` (37), `BAD_FUNCTION_ARGUMENT` (43), `UNKNOWN_OPTION` (48), `SETOPT_OPTION_SYNTAX` (49), `SEND_FAIL_REWIND` (65), `LOGIN_DENIED` (67), `AUTH_ERROR` (94) | ``CourierError/Kind/invalidRequest`` |
 /// | `UNSUPPORTED_PROTOCOL` (1) with the detail "Unsupported response code in HTTP response" or "Received HTTP/0.9" (a status line that is not HTTP) — and, for an error thrown for an `http` or `https` request, any detail but "Protocol … not supported or disabled in libcurl" (libcurl keeps a transfer's first message, which can be about a kept-alive connection it had to replace), `RECV_ERROR` (56) with a detail ending "in chunked-encoding" (a broken chunk-size line) or starting "Too large response headers" (a head, trailer fields included, over 300 KB) | ``CourierError/Kind/badResponse`` (see ``kind(forCode:detail:)``) |
 /// | `RECV_ERROR` (56) with a TLS alert about the client certificate in its detail (`alert certificate required`, `alert unknown ca`, `alert bad certificate`, …: over TLS 1.3 a server's refusal arrives at the first read) | ``CourierError/Kind/secureConnectionFailed`` |
+/// | `RECV_ERROR` (56) with the detail "CONNECT tunnel failed, response 407" (or 401): a proxy refused the credentials; any other status there | ``CourierError/Kind/proxyAuthenticationFailed``; ``CourierError/Kind/cannotConnect`` |
+/// | `PROXY` (97) with a detail saying the SOCKS5 proxy rejected the user or accepted no authentication method | ``CourierError/Kind/proxyAuthenticationFailed`` |
 /// | every other code: `FAILED_INIT` (2), `NOT_BUILT_IN` (4), `WRITE_ERROR` (23) otherwise, `AGAIN` (81), `RECURSIVE_API_CALL` (93), `UNRECOVERABLE_POLL` (99), the FTP, TFTP, LDAP, SSH and RTSP codes, and codes newer than libcurl 7.88 | ``CourierError/Kind/transport`` |
 public enum CurlErrorMapping {
   /// The kind for a `CURLcode` given as its number.
@@ -49,6 +51,12 @@ public enum CurlErrorMapping {
       .badResponse
     case 56 where LibcurlDetail.clientCertificateRefusal(detail, presented: true) != nil:
       .secureConnectionFailed
+    case 56 where LibcurlDetail.refusedTunnelStatus(detail) != nil:
+      // A proxy that refuses a tunnel with 407 (or 401, as tinyproxy does) wants credentials;
+      // any other refusal means the server cannot be reached through it.
+      [401, 407].contains(LibcurlDetail.refusedTunnelStatus(detail))
+        ? .proxyAuthenticationFailed : .cannotConnect
+    case 97 where LibcurlDetail.isRefusedSOCKSCredentials(detail): .proxyAuthenticationFailed
     default: kind(forCode: code)
     }
   }

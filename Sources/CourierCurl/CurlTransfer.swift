@@ -310,6 +310,7 @@ final class CurlTransfer {
     } else {
       try set(CURLOPT_HTTP_CONTENT_DECODING, 0)
     }
+    try configureProxy(configuration.proxy)
     if let path = configuration.tls.caBundlePath { try set(CURLOPT_CAINFO, string: path) }
     if let key = configuration.tls.pinnedPublicKey {
       try set(CURLOPT_PINNEDPUBLICKEY, string: key)
@@ -1145,6 +1146,22 @@ final class CurlTransfer {
   }
 
   // MARK: Options
+
+  /// The proxy options. Nothing for the environment's proxy: libcurl reads the variables
+  /// itself when no proxy is set. An empty `CURLOPT_PROXY` turns them off; a named proxy's
+  /// bypass list always replaces `NO_PROXY` (an empty list bypasses nothing).
+  private func configureProxy(_ policy: CurlTransport.ProxyPolicy) throws(CourierError) {
+    switch policy.choice {
+    case .environment: return
+    case .direct: try set(CURLOPT_PROXY, string: "")
+    case .proxy(let proxy):
+      try set(CURLOPT_PROXY, string: proxy.curlAddress)
+      try set(CURLOPT_PROXYTYPE, proxy.kind.curlType)
+      try set(CURLOPT_NOPROXY, string: proxy.bypass.joined(separator: ","))
+      if let username = proxy.username { try set(CURLOPT_PROXYUSERNAME, string: username) }
+      if let password = proxy.password { try set(CURLOPT_PROXYPASSWORD, string: password) }
+    }
+  }
 
   private func set(_ option: CURLoption, _ value: Int) throws(CourierError) {
     try check(courier_curl_easy_setopt_long(easy, option, value))

@@ -365,6 +365,6 @@ public final class CurlTransport: Transport, CustomStringConvertible {
     "CurlTransport(\(configuration.httpVersion); "
       + "\(configuration.maximumConnectionsPerHost) connections per host; "
       + "body limit \(DescriptionText.bytes(configuration.maximumResponseBodySize)); "
-      + "decoding: \(configuration.contentDecoding))"
+      + "decoding: \(configuration.contentDecoding); proxy: \(configuration.proxy))"
   }
 }

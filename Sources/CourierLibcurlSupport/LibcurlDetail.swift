@@ -23,6 +23,22 @@ package enum LibcurlDetail {
       || (isHTTP(url) && !detail.contains("not supported or disabled"))
   }
 
+  /// The status a proxy answered a `CONNECT` with, when it refused the tunnel ("CONNECT
+  /// tunnel failed, response 407"), which libcurl reports as `RECV_ERROR`.
+  package static func refusedTunnelStatus(_ detail: String) -> Int? {
+    let prefix = "CONNECT tunnel failed, response "
+    guard let range = detail.range(of: prefix) else { return nil }
+    return Int(detail[range.upperBound...].prefix { $0.isNumber })
+  }
+
+  /// A SOCKS5 proxy that refused the user name and password ("User was rejected by the
+  /// SOCKS5 server") or asked for some that were not given ("No authentication method was
+  /// acceptable"), which libcurl reports as `PROXY`.
+  package static func isRefusedSOCKSCredentials(_ detail: String) -> Bool {
+    detail.contains("rejected by the SOCKS5 server")
+      || detail.contains("No authentication method was acceptable")
+  }
+
   /// A chunk-size line that is not hexadecimal.
   package static func isBrokenChunking(_ detail: String) -> Bool {
     detail.contains("in chunked-encoding")

@@ -28,6 +28,10 @@ import Synchronization
 ///   for that long), in whole seconds, so it is set a second past the limit as a backstop.
 /// - libcurl decodes gzip responses itself but leaves `Content-Encoding` in place.
 /// - At most 6 connections per host unless the configuration says otherwise.
+/// - Proxies: the `http_proxy`, `HTTPS_PROXY`, `ALL_PROXY` and `NO_PROXY` environment is
+///   followed (libcurl inside FoundationNetworking reads it); `connectionProxyDictionary` is
+///   ignored there, so a configuration that sets it fails every request with
+///   ``CourierError/Kind/invalidRequest`` instead of going around the proxy.
 /// - A streamed body (`Client.stream`) arrives as URLSession reads it: a transfer cannot be
 ///   paused there (suspending a task and resuming it sends the request again), so at most the
 ///   body limit is kept ahead of the reader, and a reader further behind gets
@@ -67,6 +71,12 @@ public struct URLSessionTransport: Transport {
 
   /// Whether ``shutdown()`` was called; shared by every copy of this transport.
   private let lifecycle = Lifecycle()
+
+  /// Whether the session's configuration names a proxy in `connectionProxyDictionary`, which
+  /// URLSession on Linux ignores (it follows only the `http_proxy`, `HTTPS_PROXY` and
+  /// `NO_PROXY` environment, as libcurl reads it): every send then fails rather than go
+  /// around the proxy the caller asked for.
+  private let ignoresProxyDictionary: Bool
 
   /// Where this transport calls URLSession's methods that wait for its work queue (creating,
   /// resuming and cancelling a stream's task, `invalidateAndCancel()`, and the async calls
@@ -122,6 +132,16 @@ public struct URLSessionTransport: Transport {
     self.delegate = delegate
     self.maximumResponseBodySize = maximumResponseBodySize
     self.redirectPolicy = redirectPolicy
+    ignoresProxyDictionary = Self.namesProxy(configuration)
+  }
+
+  /// Whether `configuration` names a proxy that URLSession on Linux would ignore.
+  private static func namesProxy(_ configuration: URLSessionConfiguration) -> Bool {
+    #if canImport(FoundationNetworking)
+      return !(configuration.connectionProxyDictionary?.isEmpty ?? true)
+    #else
+      return false
+    #endif
   }
 
   /// `.ephemeral` without a `URLCache` and without cookies: nothing is stored between
@@ -161,6 +181,7 @@ public struct URLSessionTransport: Transport {
     self.delegate = nil
     self.maximumResponseBodySize = maximumResponseBodySize
     self.redirectPolicy = .standard
+    ignoresProxyDictionary = Self.namesProxy(session.configuration)
   }
 
   /// Ends the session: requests still in flight fail with kind
@@ -302,6 +323,15 @@ public struct URLSessionTransport: Transport {
     // A directory as an upload hangs URLSession until its timeout, and a Content-Length of
     // the caller's over a shorter body until the server gives up (CurlTransport checks too).
     try RequestFraming.check(request)
+    if ignoresProxyDictionary {
+      throw CourierError(
+        kind: .invalidRequest,
+        debugMessage: "the session's configuration sets connectionProxyDictionary, which "
+          + "URLSession on Linux ignores; the request was not sent rather than go around the "
+          + "proxy. Name the proxy in the http_proxy / HTTPS_PROXY environment (URLSession "
+          + "follows it), or use CurlTransport's proxy setting",
+        request: request, attempts: 1, stage: "transport")
+    }
     let observer = attemptObserver(for: request)
     // However the attempt ends, a file body's length watch ends with it.
     defer { observer.endUpload() }

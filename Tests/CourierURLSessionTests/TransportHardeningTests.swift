@@ -514,3 +514,31 @@ private struct WatchedUpload {
     try? FileManager.default.removeItem(at: file)
   }
 }
+
+/// URLSession on Linux ignores `connectionProxyDictionary`: a transport whose configuration
+/// sets it refuses to send rather than go around the proxy.
+@Suite("URLSessionTransport and proxies", .timeLimit(.minutes(1)))
+struct URLSessionProxyTests {
+  @Test("a proxy dictionary fails every send with invalidRequest; nothing reaches the server")
+  func proxyDictionaryRefused() async throws {
+    let server = try MockServer()
+    defer { server.shutdown() }
+    server.recordsRequests = true
+    let configuration = URLSessionTransport.defaultConfiguration
+    #if canImport(FoundationNetworking)
+      configuration.connectionProxyDictionary = [
+        "HTTPEnable": true, "HTTPProxy": "127.0.0.1", "HTTPPort": 9,
+      ]
+    #endif
+    let transport = URLSessionTransport(configuration: configuration)
+    defer { transport.shutdown() }
+    let error = await #expect(throws: CourierError.self) {
+      _ = try await transport.send(Request(url: server.url("/p")))
+    }
+    #if canImport(FoundationNetworking)
+      #expect(error?.kind == .invalidRequest)
+      #expect(error?.debugMessage.contains("connectionProxyDictionary") == true)
+      #expect(server.requestCount == 0)
+    #endif
+  }
+}

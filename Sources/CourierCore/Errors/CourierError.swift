@@ -74,6 +74,9 @@ public struct CourierError: Error, Sendable {
     public static let transport = Kind("transport")
     /// The credential was rejected and could not be renewed: the user has to sign in again.
     public static let authenticationFailed = Kind("authenticationFailed")
+    /// The proxy the transport goes through refused its credentials (or asked for some and
+    /// was given none): a setting to fix, not the user's sign-in.
+    public static let proxyAuthenticationFailed = Kind("proxyAuthenticationFailed")
     /// A middleware failed with an error of its own that is not a ``CourierError`` (a bug or
     /// a local failure in app code, not the network).
     public static let middleware = Kind("middleware")
