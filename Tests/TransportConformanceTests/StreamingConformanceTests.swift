@@ -372,4 +372,19 @@ struct StreamingConformanceTests {
       #expect(data.elementsEqual(original))
     }
   }
+
+  @Test(
+    "the largest buffer size a caller can give streams a body like any other",
+    arguments: TransportKind.wire)
+  func largestBufferSize(_ kind: TransportKind) async throws {
+    let fixture = try Fixture(kind, connections: 1)
+    defer { fixture.shutdown() }
+    let body = Self.pattern(300_000)
+    fixture.server.enqueue(MockResponse(body: body))
+    let streamed = try await fixture.client.stream(
+      Request(url: fixture.server.url("/s")), bufferSize: .max)
+    let data = try await streamed.body.collect(upTo: 1 << 20)
+    #expect(data.count == body.count)
+    #expect(data.elementsEqual(body))
+  }
 }
