@@ -26,7 +26,8 @@ import Synchronization
 /// - ``Request/timeout`` is a total limit for the attempt, enforced by this transport (as by
 ///   `CurlTransport`): URLSession's `timeoutInterval` is only an idle timeout there (no bytes
 ///   for that long), in whole seconds, so it is set a second past the limit as a backstop.
-/// - libcurl decodes gzip responses itself but leaves `Content-Encoding` in place.
+/// - libcurl decodes gzip responses itself but leaves `Content-Encoding` in place; a streamed
+///   body (`Client.stream`) arrives decoded without `Content-Encoding` and `Content-Length`.
 /// - At most 6 connections per host unless the configuration says otherwise.
 /// - A streamed body (`Client.stream`) arrives as URLSession reads it: a transfer cannot be
 ///   paused there (suspending a task and resuming it sends the request again), so at most the
@@ -374,6 +375,14 @@ public struct URLSessionTransport: Transport {
       // A streamed `2xx`: what goes wrong from here on reaches the reader through the stream.
       var response = Response(
         status: http.statusCode, headers: Self.headers(of: http), request: request)
+      if request.method != .head, response.headers[.contentEncoding] != nil {
+        // libcurl inside URLSession decodes every coding it is sent (or fails the body), so
+        // the stream carries decoded bytes. A body in memory keeps the headers, and its size
+        // against `Content-Length` tells `GzipMiddleware` it was decoded; a stream has no such
+        // sign, and a `.gz` file served with `Content-Encoding: gzip` would be unpacked twice.
+        response.headers.remove(.contentEncoding)
+        response.headers.remove(.contentLength)
+      }
       response.bodyStream = stream
       return response
     }

@@ -387,4 +387,23 @@ struct StreamingConformanceTests {
     #expect(data.count == body.count)
     #expect(data.elementsEqual(body))
   }
+
+  @Test(
+    "a .gz file served with Content-Encoding: gzip streams as the file, decoded once",
+    arguments: TransportKind.wire)
+  func gzipFileDecodedOnce(_ kind: TransportKind) async throws {
+    let fixture = try Fixture(kind, connections: 1, middleware: [GzipMiddleware()])
+    defer { fixture.shutdown() }
+    let file = try GzipCompressor.compress(Self.pattern(100_000))
+    fixture.server.enqueue(
+      MockResponse(
+        headers: [MockHeader(name: "Content-Encoding", value: "gzip")],
+        body: try GzipCompressor.compress(file)))
+    let streamed = try await fixture.client.stream(Request(url: fixture.server.url("/f.gz")))
+    let data = try await streamed.body.collect(upTo: 1 << 20)
+    // Not `==` on the data: a failed `#expect` diffs them byte by byte.
+    #expect(data.count == file.count)
+    #expect(data.elementsEqual(file))
+    #expect(streamed.head.headers[.contentEncoding] == nil)
+  }
 }
