@@ -107,15 +107,16 @@ extension AttemptObserver {
       downloadProgress?.update(completed: taken.received, expected: taken.expected)
       return true
     }
-    // Behind by the whole backlog, which cannot be paused.
-    let behind = limit
+    // Behind by the whole backlog (the stream's buffer, `beginStream`), which cannot be paused.
+    let behind = max(streamBufferSize ?? 0, limit)
     fail(
       CourierError(
         kind: .bodyTooLarge,
         debugMessage: "the reader of the streamed body fell \(DescriptionText.bytes(behind)) "
           + "behind it; URLSession on Linux cannot pause a transfer, so URLSessionTransport "
-          + "keeps at most that much ahead of the reader (the body limit: "
-          + "ResponseBodyLimitAttribute or maximumResponseBodySize) and ended the transfer. "
+          + "keeps at most that much ahead of the reader (the body limit, "
+          + "ResponseBodyLimitAttribute or maximumResponseBodySize, or the stream's buffer "
+          + "size when larger) and ended the transfer. "
           + "Read faster, raise the limit, or use CurlTransport, which pauses the transfer",
         request: request, attempts: 1, stage: "transport"),
       task: task)
