@@ -327,7 +327,20 @@ public struct URLSessionTransport: Transport {
       limit: max(
         0, request.attributes[ResponseBodyLimitAttribute.self] ?? maximumResponseBodySize),
       policy: request.attributes[RedirectPolicyAttribute.self] ?? redirectPolicy,
-      destination: request.attributes[DownloadAttribute.self], controlQueue: controlQueue)
+      destination: request.attributes[DownloadAttribute.self], controlQueue: controlQueue,
+      headIdle: headIdle(for: request))
+  }
+
+  /// The idle timeout that bounds the wait for a streamed request's head when it has no
+  /// ``Request/timeout``: the session's `timeoutIntervalForRequest` (URLSession's own timer is
+  /// off for a streamed request, ``urlRequest(for:)``); `nil` otherwise, or when the session
+  /// has none.
+  private func headIdle(for request: Request) -> Duration? {
+    guard request.attributes[ResponseStreamAttribute.self] != nil, request.timeout == nil
+    else { return nil }
+    let seconds = session.configuration.timeoutIntervalForRequest
+    guard seconds.isFinite, seconds > 0 else { return nil }
+    return .seconds(min(seconds, Self.maximumTimeoutInterval))
   }
 
   /// Sends `sent` (the observer's request) and returns the last hop's body and response.
@@ -493,6 +506,7 @@ public struct URLSessionTransport: Transport {
             task.delegate = observer
           #endif
           let cancelledFirst = started.attach(task)
+          observer.watchHead(of: task)
           task.resume()
           // Cancelled before it existed: cancelled now, so it ends through the delegate as
           // any cancelled task does.

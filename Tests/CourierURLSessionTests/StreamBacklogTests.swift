@@ -68,6 +68,38 @@ struct StreamBacklogTests {
     #expect(error?.debugMessage.contains("fell 4 MiB behind") == true)
   }
 
+  @Test(
+    "without Request.timeout, the session's idle timeout ends the wait for a streamed head",
+    arguments: ["no head", "an error body that stalls"])
+  func sessionIdleBoundsTheHead(_ case: String) async throws {
+    let server = try MockServer()
+    let gate = DispatchSemaphore(value: 0)
+    defer {
+      gate.signal()
+      server.shutdown()
+    }
+    if `case` == "no head" {
+      server.enqueue(MockResponse(fault: .hang))
+    } else {
+      var response = MockResponse(status: 503, chunked: true)
+      response.source = MockBodySource(count: 2 * 1024) { offset, count in
+        if offset > 0 { gate.wait() }
+        return Data(repeating: UInt8(ascii: "e"), count: min(count, 1024))
+      }
+      server.enqueue(response)
+    }
+    let configuration = URLSessionTransport.defaultConfiguration
+    configuration.timeoutIntervalForRequest = 1
+    let transport = URLSessionTransport(configuration: configuration)
+    defer { transport.shutdown() }
+    let client = Client(baseURL: server.baseURL, transport: transport)
+    let error = await #expect(throws: CourierError.self) {
+      _ = try await client.stream(Request(url: server.url("/s")))
+    }
+    #expect(error?.kind == .timedOut)
+    #expect(error?.debugMessage.contains("timeoutIntervalForRequest") == true)
+  }
+
   @Test("a caller's session cannot stream: invalidRequest, saying why")
   func callersSessionRefusesToStream() async throws {
     let server = try MockServer()
