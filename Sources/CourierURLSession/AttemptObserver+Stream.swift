@@ -50,6 +50,9 @@ extension AttemptObserver {
     state.stream = stream
     state.streamWriter = writer
     state.streamed = true
+    // The head is in: from here the body's own limits apply.
+    state.headWatch?.cancel()
+    state.headWatch = nil
     let idle = request.attributes[StreamIdleTimeoutAttribute.self]
     let deadline = request.attributes[DeadlineAttribute.self].map {
       ContinuousClock.now + $0.remaining
@@ -107,15 +110,16 @@ extension AttemptObserver {
       downloadProgress?.update(completed: taken.received, expected: taken.expected)
       return true
     }
-    // Behind by the whole backlog, which cannot be paused.
-    let behind = limit
+    // Behind by the whole backlog (the stream's buffer, `beginStream`), which cannot be paused.
+    let behind = max(streamBufferSize ?? 0, limit)
     fail(
       CourierError(
         kind: .bodyTooLarge,
         debugMessage: "the reader of the streamed body fell \(DescriptionText.bytes(behind)) "
           + "behind it; URLSession on Linux cannot pause a transfer, so URLSessionTransport "
-          + "keeps at most that much ahead of the reader (the body limit: "
-          + "ResponseBodyLimitAttribute or maximumResponseBodySize) and ended the transfer. "
+          + "keeps at most that much ahead of the reader (the body limit, "
+          + "ResponseBodyLimitAttribute or maximumResponseBodySize, or the stream's buffer "
+          + "size when larger) and ended the transfer. "
           + "Read faster, raise the limit, or use CurlTransport, which pauses the transfer",
         request: request, attempts: 1, stage: "transport"),
       task: task)
@@ -196,5 +200,61 @@ extension AttemptObserver {
       return state.streamLimits
     }
     limits?.timer.cancel()
+  }
+
+  /// Starts enforcing ``headIdle`` on `task`, before it is resumed: the task is cancelled
+  /// with `timedOut` when no callback shows it moving for that long before a streamed
+  /// body's head is handed over. A hop's task gets a watch of its own.
+  func watchHead(of task: URLSessionTask) {
+    guard let idle = headIdle else { return }
+    let (timer, previous) = state.withLock {
+      state -> (any DispatchSourceTimer, (any DispatchSourceTimer)?) in
+      let previous = state.headWatch
+      let timer = DispatchSource.makeTimerSource(queue: controlQueue)
+      state.headWatch = timer
+      state.lastActivity = .now
+      return (timer, previous)
+    }
+    previous?.cancel()
+    // Weak: the timer lives in this observer's state, and must not keep the task alive.
+    timer.setEventHandler { [weak self, weak task] in
+      guard let self, let task else { return }
+      self.checkHeadIdle(idle, task: task)
+    }
+    let interval = StreamLimits.checkInterval(idle: idle)
+    timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(5))
+    timer.resume()
+  }
+
+  /// Stops the watch of ``watchHead(of:)``: the task ended.
+  func stopHeadWatch() {
+    guard headIdle != nil else { return }
+    let timer = state.withLock { state in
+      defer { state.headWatch = nil }
+      return state.headWatch
+    }
+    timer?.cancel()
+  }
+
+  /// Fails the attempt and cancels `task` when it has not moved for `idle`.
+  private func checkHeadIdle(_ idle: Duration, task: URLSessionTask) {
+    let timer = state.withLock { state -> (any DispatchSourceTimer)? in
+      guard let timer = state.headWatch, ContinuousClock.now - state.lastActivity >= idle
+      else { return nil }
+      state.headWatch = nil
+      if state.failure == nil {
+        state.failure = CourierError(
+          kind: .timedOut,
+          debugMessage: "nothing arrived for the session's idle timeout "
+            + "(timeoutIntervalForRequest, \(DescriptionText.duration(idle))) before the "
+            + "streamed response's head was in; the task was cancelled (a streamed request "
+            + "without Request.timeout)",
+          request: request, attempts: 1, stage: "transport")
+      }
+      return timer
+    }
+    guard let timer else { return }
+    timer.cancel()
+    Self.cancel(task, on: controlQueue)
   }
 }

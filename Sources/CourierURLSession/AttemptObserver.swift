@@ -65,6 +65,10 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
     /// The streamed body's limits: when its last piece arrived, and the timer that checks
     /// the idle timeout and the overall deadline (``StreamLimits``).
     var streamLimits: StreamLimits?
+    /// The timer that enforces ``headIdle`` until a streamed body's head is handed over or
+    /// the task ends, and when a callback last showed the transfer moving.
+    var headWatch: (any DispatchSourceTimer)?
+    var lastActivity = ContinuousClock.now
   }
 
   /// The request as sent (with `Range` when a download resumes).
@@ -81,16 +85,23 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
   /// For a request with a ``ResponseStreamAttribute`` (not a download): the `2xx` body goes
   /// to a ``ResponseBodyStream`` as it arrives instead of memory.
   let streamBufferSize: Int?
+  /// For a streamed request without a ``Request/timeout``: the session's idle timeout
+  /// (`timeoutIntervalForRequest`), which this object enforces until a `2xx` head is handed
+  /// over. URLSession's own timer is off for a streamed request (its body may stay quiet for
+  /// as long as the caller allows), and without this a server that never answers would hold
+  /// the request for ever, where `CurlTransport`'s idle timeout ends it.
+  let headIdle: Duration?
 
   /// Watches an attempt to send `request`; with a `destination`, a download, whose
   /// ``request`` carries `Range`/`If-Range` when a partial file can be resumed.
   init(
     request original: Request, limit: Int, policy: RedirectPolicy,
-    destination: DownloadDestination?, controlQueue: DispatchQueue
+    destination: DownloadDestination?, controlQueue: DispatchQueue, headIdle: Duration? = nil
   ) {
     self.controlQueue = controlQueue
     streamBufferSize =
       destination == nil ? original.attributes[ResponseStreamAttribute.self] : nil
+    self.headIdle = streamBufferSize == nil ? nil : headIdle
     let writer = destination.map(DownloadWriter.init)
     let request = writer?.prepare(original) ?? original
     self.isDownload = writer != nil
@@ -294,6 +305,7 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
     _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
     totalBytesSent: Int64, totalBytesExpectedToSend: Int64
   ) {
+    if headIdle != nil { state.withLock { $0.lastActivity = .now } }
     if let file = request.body.fileURL {
       if totalBytesSent < totalBytesExpectedToSend {
         watchFile(file, sent: totalBytesSent, expected: totalBytesExpectedToSend, task: task)
@@ -320,6 +332,7 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
     var headOfStream: CheckedContinuation<(Data, HTTPURLResponse), any Error>?
     let stop = state.withLock { state -> Bool in
       state.response = http
+      state.lastActivity = .now
       /// Fails the attempt as `badResponse` for `message`; `true`: stop.
       func refuse(_ message: String) -> Bool {
         state.failure = CourierError(
@@ -344,8 +357,8 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
       {
         return refuse(ContentLengthField.beyondInt64Message)
       }
-      if let bufferSize = streamBufferSize, !state.cancelRequested, let http,
-        (200..<300).contains(http.statusCode)
+      if let bufferSize = streamBufferSize, !state.cancelRequested, state.failure == nil,
+        let http, (200..<300).contains(http.statusCode)
       {
         headOfStream = beginStream(&state, bufferSize: bufferSize, task: dataTask)
         return false
@@ -396,6 +409,7 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
     )
     let outcome = state.withLock { state -> Outcome in
       guard state.failure == nil else { return (false, 0, nil, nil) }
+      if headIdle != nil { state.lastActivity = .now }
       if state.writing, let writer = state.writer {
         do throws(CourierError) {
           try writer.write(data)
@@ -433,6 +447,7 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
   ) {
     // Only streaming tasks get here: URLSession resumes `data(for:)` itself.
     endUpload()
+    stopHeadWatch()
     if streamBufferSize != nil, endStream(error: error) { return }
     let resumed = state.withLock {
       state -> (

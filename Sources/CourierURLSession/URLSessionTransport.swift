@@ -26,7 +26,8 @@ import Synchronization
 /// - ``Request/timeout`` is a total limit for the attempt, enforced by this transport (as by
 ///   `CurlTransport`): URLSession's `timeoutInterval` is only an idle timeout there (no bytes
 ///   for that long), in whole seconds, so it is set a second past the limit as a backstop.
-/// - libcurl decodes gzip responses itself but leaves `Content-Encoding` in place.
+/// - libcurl decodes gzip responses itself but leaves `Content-Encoding` in place; a streamed
+///   body (`Client.stream`) arrives decoded without `Content-Encoding` and `Content-Length`.
 /// - At most 6 connections per host unless the configuration says otherwise.
 /// - Proxies: the `http_proxy`, `HTTPS_PROXY`, `ALL_PROXY` and `NO_PROXY` environment is
 ///   followed (libcurl inside FoundationNetworking reads it); `connectionProxyDictionary` is
@@ -360,7 +361,20 @@ public struct URLSessionTransport: Transport {
       limit: max(
         0, request.attributes[ResponseBodyLimitAttribute.self] ?? maximumResponseBodySize),
       policy: request.attributes[RedirectPolicyAttribute.self] ?? redirectPolicy,
-      destination: request.attributes[DownloadAttribute.self], controlQueue: controlQueue)
+      destination: request.attributes[DownloadAttribute.self], controlQueue: controlQueue,
+      headIdle: headIdle(for: request))
+  }
+
+  /// The idle timeout that bounds the wait for a streamed request's head when it has no
+  /// ``Request/timeout``: the session's `timeoutIntervalForRequest` (URLSession's own timer is
+  /// off for a streamed request, ``urlRequest(for:)``); `nil` otherwise, or when the session
+  /// has none.
+  private func headIdle(for request: Request) -> Duration? {
+    guard request.attributes[ResponseStreamAttribute.self] != nil, request.timeout == nil
+    else { return nil }
+    let seconds = session.configuration.timeoutIntervalForRequest
+    guard seconds.isFinite, seconds > 0 else { return nil }
+    return .seconds(min(seconds, Self.maximumTimeoutInterval))
   }
 
   /// Sends `sent` (the observer's request) and returns the last hop's body and response.
@@ -411,6 +425,14 @@ public struct URLSessionTransport: Transport {
       // A streamed `2xx`: what goes wrong from here on reaches the reader through the stream.
       var response = Response(
         status: http.statusCode, headers: Self.headers(of: http), request: request)
+      if request.method != .head, response.headers[.contentEncoding] != nil {
+        // libcurl inside URLSession decodes every coding it is sent (or fails the body), so
+        // the stream carries decoded bytes. A body in memory keeps the headers, and its size
+        // against `Content-Length` tells `GzipMiddleware` it was decoded; a stream has no such
+        // sign, and a `.gz` file served with `Content-Encoding: gzip` would be unpacked twice.
+        response.headers.remove(.contentEncoding)
+        response.headers.remove(.contentLength)
+      }
       response.bodyStream = stream
       return response
     }
@@ -521,6 +543,7 @@ public struct URLSessionTransport: Transport {
             task.delegate = observer
           #endif
           let cancelledFirst = started.attach(task)
+          observer.watchHead(of: task)
           task.resume()
           // Cancelled before it existed: cancelled now, so it ends through the delegate as
           // any cancelled task does.

@@ -43,6 +43,63 @@ struct StreamBacklogTests {
     #expect(after.bodyText == "after")
   }
 
+  @Test("with a buffer larger than the body limit, bodyTooLarge names the buffer's size")
+  func backlogOfALargerBuffer() async throws {
+    let server = try MockServer()
+    defer { server.shutdown() }
+    server.enqueue(MockResponse(fault: .endlessBody))
+    let transport = URLSessionTransport()
+    defer { transport.shutdown() }
+    let client = Client(baseURL: server.baseURL, transport: transport)
+    var request = Request(url: server.url("/endless"))
+    request.attributes[ResponseBodyLimitAttribute.self] = 64 * 1024
+    let streamed = try await client.stream(request, bufferSize: 4 << 20)
+    var iterator = streamed.body.makeAsyncIterator()
+    var received = try await iterator.next()?.count ?? 0
+    // Not reading: the body passes the backlog and the task ends. No event says when.
+    let end = ContinuousClock.now + .seconds(10)
+    while transport.observedTaskCount > 0, ContinuousClock.now < end { await Task.yield() }
+    let error = await #expect(throws: CourierError.self) {
+      while let chunk = try await iterator.next() { received += chunk.count }
+    }
+    #expect(error?.kind == .bodyTooLarge)
+    // The reader was the 4 MiB buffer behind, not the 64 KiB limit.
+    #expect(received > 4 << 20)
+    #expect(error?.debugMessage.contains("fell 4 MiB behind") == true)
+  }
+
+  @Test(
+    "without Request.timeout, the session's idle timeout ends the wait for a streamed head",
+    arguments: ["no head", "an error body that stalls"])
+  func sessionIdleBoundsTheHead(_ case: String) async throws {
+    let server = try MockServer()
+    let gate = DispatchSemaphore(value: 0)
+    defer {
+      gate.signal()
+      server.shutdown()
+    }
+    if `case` == "no head" {
+      server.enqueue(MockResponse(fault: .hang))
+    } else {
+      var response = MockResponse(status: 503, chunked: true)
+      response.source = MockBodySource(count: 2 * 1024) { offset, count in
+        if offset > 0 { gate.wait() }
+        return Data(repeating: UInt8(ascii: "e"), count: min(count, 1024))
+      }
+      server.enqueue(response)
+    }
+    let configuration = URLSessionTransport.defaultConfiguration
+    configuration.timeoutIntervalForRequest = 1
+    let transport = URLSessionTransport(configuration: configuration)
+    defer { transport.shutdown() }
+    let client = Client(baseURL: server.baseURL, transport: transport)
+    let error = await #expect(throws: CourierError.self) {
+      _ = try await client.stream(Request(url: server.url("/s")))
+    }
+    #expect(error?.kind == .timedOut)
+    #expect(error?.debugMessage.contains("timeoutIntervalForRequest") == true)
+  }
+
   @Test("a caller's session cannot stream: invalidRequest, saying why")
   func callersSessionRefusesToStream() async throws {
     let server = try MockServer()

@@ -372,4 +372,38 @@ struct StreamingConformanceTests {
       #expect(data.elementsEqual(original))
     }
   }
+
+  @Test(
+    "the largest buffer size a caller can give streams a body like any other",
+    arguments: TransportKind.wire)
+  func largestBufferSize(_ kind: TransportKind) async throws {
+    let fixture = try Fixture(kind, connections: 1)
+    defer { fixture.shutdown() }
+    let body = Self.pattern(300_000)
+    fixture.server.enqueue(MockResponse(body: body))
+    let streamed = try await fixture.client.stream(
+      Request(url: fixture.server.url("/s")), bufferSize: .max)
+    let data = try await streamed.body.collect(upTo: 1 << 20)
+    #expect(data.count == body.count)
+    #expect(data.elementsEqual(body))
+  }
+
+  @Test(
+    "a .gz file served with Content-Encoding: gzip streams as the file, decoded once",
+    arguments: TransportKind.wire)
+  func gzipFileDecodedOnce(_ kind: TransportKind) async throws {
+    let fixture = try Fixture(kind, connections: 1, middleware: [GzipMiddleware()])
+    defer { fixture.shutdown() }
+    let file = try GzipCompressor.compress(Self.pattern(100_000))
+    fixture.server.enqueue(
+      MockResponse(
+        headers: [MockHeader(name: "Content-Encoding", value: "gzip")],
+        body: try GzipCompressor.compress(file)))
+    let streamed = try await fixture.client.stream(Request(url: fixture.server.url("/f.gz")))
+    let data = try await streamed.body.collect(upTo: 1 << 20)
+    // Not `==` on the data: a failed `#expect` diffs them byte by byte.
+    #expect(data.count == file.count)
+    #expect(data.elementsEqual(file))
+    #expect(streamed.head.headers[.contentEncoding] == nil)
+  }
 }

@@ -286,7 +286,9 @@ final class StreamCore: Sendable {
     state.withLock { state in
       guard !state.ended, !state.terminated else { return (true, false) }
       if state.pending.isEmpty {
-        state.pending.reserveCapacity(Swift.min(bufferSize + bytes.count, Self.firstCapacity))
+        // The smaller first: `bufferSize + bytes.count` traps for a caller's `Int.max`.
+        let capacity = Swift.min(bufferSize, Self.firstCapacity) + bytes.count
+        state.pending.reserveCapacity(Swift.min(capacity, Self.firstCapacity))
       }
       state.pending.append(contentsOf: bytes)
       let wasDeferred = state.wakeDeferred
