@@ -360,11 +360,14 @@ public final class CurlTransport: Transport, CustomStringConvertible {
   }
 
   /// The settings that change what goes on the wire:
-  /// `CurlTransport(HTTP/1.1; 16 connections per host; body limit 32 MiB; decoding: none)`.
+  /// `CurlTransport(HTTP/1.1; 16 connections per host; body limit 32 MiB; decoding: none)`,
+  /// and the proxy when it is not the environment's (never its password):
+  /// `…; proxy: http proxy egress.internal:3128 as svc (password set))`.
   public var description: String {
-    "CurlTransport(\(configuration.httpVersion); "
+    let proxy = configuration.proxy == .environment ? "" : "; proxy: \(configuration.proxy)"
+    return "CurlTransport(\(configuration.httpVersion); "
       + "\(configuration.maximumConnectionsPerHost) connections per host; "
       + "body limit \(DescriptionText.bytes(configuration.maximumResponseBodySize)); "
-      + "decoding: \(configuration.contentDecoding); proxy: \(configuration.proxy))"
+      + "decoding: \(configuration.contentDecoding)\(proxy))"
   }
 }

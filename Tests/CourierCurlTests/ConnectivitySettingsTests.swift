@@ -101,3 +101,42 @@ struct ConnectivitySettingsTests {
     #expect("\(transport)".hasPrefix("CurlTransport(HTTP/2 with prior knowledge;"))
   }
 }
+
+/// A proxy's password never appears in a description, a `dump` or a debugger's view; the
+/// description says which proxy and that a password is set.
+@Suite("Proxy settings")
+struct ProxySettingsTests {
+  @Test("descriptions and dumps never show a proxy's password")
+  func passwordNeverPrinted() {
+    let proxy = CurlTransport.Proxy(
+      .http, host: "egress.internal", port: 3128, username: "svc", password: "hunter2-secret")
+    var configuration = CurlTransport.Configuration.standard
+    configuration.proxy = .through(proxy)
+    let transport = CurlTransport(configuration: configuration)
+    defer { transport.shutdown() }
+    var dumped = ""
+    dump(configuration, to: &dumped)
+    for text in [
+      "\(proxy)", String(reflecting: proxy), "\(configuration)", String(reflecting: configuration),
+      "\(transport)", dumped,
+    ] {
+      #expect(!text.contains("hunter2"), "\(text)")
+    }
+    #expect("\(transport)".contains("http proxy egress.internal:3128 as svc (password set)"))
+  }
+
+  @Test("the environment's proxy leaves the description as it was; .direct says so")
+  func descriptionsOfPolicies() {
+    let plain = CurlTransport()
+    defer { plain.shutdown() }
+    #expect(!"\(plain)".contains("proxy"))
+    var configuration = CurlTransport.Configuration.standard
+    configuration.proxy = .direct
+    let direct = CurlTransport(configuration: configuration)
+    defer { direct.shutdown() }
+    #expect("\(direct)".hasSuffix("; proxy: direct)"))
+    #expect(
+      CurlTransport.Proxy(.socks5RemoteDNS, host: "::1", port: 1080).description
+        == "socks5h proxy [::1]:1080")
+  }
+}

@@ -96,6 +96,25 @@ struct StreamingConformanceTests {
   }
 
   @Test(
+    "once the reader has the end, the request is out of flight and its progress complete",
+    arguments: TransportKind.wire)
+  func endSeenAfterItsConsequences(_ kind: TransportKind) async throws {
+    let fixture = try Fixture(kind, connections: 1)
+    defer { fixture.shutdown() }
+    for _ in 0..<20 { fixture.server.enqueue(MockResponse(body: Self.pattern(4096))) }
+    for round in 0..<20 {
+      let progress = TransferProgress()
+      var request = Request(url: fixture.server.url("/p"))
+      request.attributes[DownloadProgressAttribute.self] = progress
+      let streamed = try await fixture.client.stream(request)
+      _ = try await streamed.body.collect(upTo: 1 << 20)
+      #expect(fixture.client.inFlightCount == 0, "round \(round)")
+      #expect(progress.latest.isFinal, "round \(round)")
+      #expect(progress.latest.completed == 4096, "round \(round)")
+    }
+  }
+
+  @Test(
     "a connection reset in mid-body is thrown by the iterator as connectionLost",
     arguments: TransportKind.wire)
   func resetMidBody(_ kind: TransportKind) async throws {

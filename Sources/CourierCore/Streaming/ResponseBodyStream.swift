@@ -372,8 +372,10 @@ final class StreamCore: Sendable {
       defer { state.failure = nil }
       return (waiter, failure.map { .failure($0) } ?? .success(nil), onEnd)
     }
-    waiter?.resume(returning: result)
+    // The end is recorded (the client's hold released, progress completed) before the
+    // reader wakes: a reader that has seen the end sees its consequences too.
     onEnd?(failure == nil)
+    waiter?.resume(returning: result)
   }
 
   func makeReader() -> ResponseBodyStream.Reader? {
@@ -407,9 +409,9 @@ final class StreamCore: Sendable {
       }
       return (state.waiter, state.ended ? nil : state.onTermination, state.onEnd)
     }
-    waiter?.resume(returning: .failure(error ?? Self.stoppedError()))
     onTermination?()
     onEnd?(false)
+    waiter?.resume(returning: .failure(error ?? Self.stoppedError()))
   }
 
   func next() async throws(CourierError) -> Data? {
