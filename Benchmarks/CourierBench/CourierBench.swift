@@ -36,7 +36,8 @@ import Synchronization
 /// includes `transports`, which ends with `preset`, the paired figure alone); `--quick`
 /// shortens every section. `curve-point` is the mode the cost curve starts its processes in;
 /// `stream-point <url> [read MB/s] [--urlsession]` reads one streamed body, and `sse` measures
-/// how fast Server-Sent Events parse (`StreamBenchmark`).
+/// how fast Server-Sent Events parse (`StreamBenchmark`); `tls-versions <https URL> <CA
+/// bundle>` compares HTTP/1.1 and HTTP/2 over TLS (`TLSVersionBenchmark`).
 @main
 struct CourierBench {
   static func main() async throws {
@@ -47,6 +48,10 @@ struct CourierBench {
     }
     if arguments.first == "stream-point" {
       try await StreamBenchmark.point(Array(arguments.dropFirst()))
+      return
+    }
+    if arguments.first == "tls-versions" {
+      try await TLSVersionBenchmark.run(Array(arguments.dropFirst()))
       return
     }
     if arguments.first == "sse" {

@@ -41,7 +41,12 @@ extension CurlTransport {
     public var maximumResponseBodySize: Int
     /// Whether libcurl decodes compressed responses. Default ``ContentDecoding/none``.
     public var contentDecoding: ContentDecoding
-    /// The HTTP version to speak. Default ``HTTPVersion/http1``.
+    /// The HTTP version to speak. Default ``HTTPVersion/http1``, over TLS too: against nginx
+    /// over TLS, HTTP/1.1 did more requests per second than HTTP/2 negotiated by ALPN, one at
+    /// a time and 16 at once, at about the same CPU per request (`courier-bench
+    /// tls-versions`, Docs/Benchmarks.md). HTTP/2 pays where one connection must carry many
+    /// requests (a server or proxy that limits connections, high latency): opt in with
+    /// ``HTTPVersion/http2``.
     public var httpVersion: HTTPVersion
     /// Trust settings for `https`, and the client certificate to present. Default
     /// ``TLS/system``.
