@@ -738,6 +738,9 @@ final class CurlTransfer {
     }
     guard status >= 200 else { return true }
     headHandled = true
+    // libcurl 7.88 stops sending at a final answer of 300 or more but keeps the transfer
+    // paused, so one paused for want of stream body bytes would never end: let it go on.
+    if uploadPaused, let loop = ticket.loop { loop.resumeUpload(ticket) }
     if let uploadProgress, sendsBody {
       var sent: curl_off_t = 0
       _ = courier_curl_easy_getinfo_off_t(easy, CURLINFO_SIZE_UPLOAD_T, &sent)
