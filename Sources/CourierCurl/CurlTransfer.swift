@@ -422,6 +422,10 @@ final class CurlTransfer {
       })
     try set(CURLOPT_SEEKDATA, pointer: context)
     try set(CURLOPT_FORBID_REUSE, 1)
+    // A fresh connection: libcurl resends a request whose reused connection turns out closed
+    // (a keep-alive the server dropped as the request went out), which needs the body from
+    // its start, and a sequence cannot be rewound.
+    try set(CURLOPT_FRESH_CONNECT, 1)
   }
 
   private func openFile(_ url: URL, request: Request) throws(CourierError) {
