@@ -748,7 +748,7 @@ final class CurlTransfer {
     if let uploadProgress, sendsBody {
       var sent: curl_off_t = 0
       _ = courier_curl_easy_getinfo_off_t(easy, CURLINFO_SIZE_UPLOAD_T, &sent)
-      uploadProgress.completeAttempt(total: Int64(sent))
+      uploadProgress.completeAttempt(total: bodyBytes(sent: sent))
     }
     guard watchForEarlyAnswer(status: status) else { return false }
     if let streamBufferSize, (200..<300).contains(status) { beginStream(status, streamBufferSize) }
@@ -802,7 +802,14 @@ final class CurlTransfer {
   /// libcurl's progress callback, set only for a request body with upload progress.
   private func sentBody(_ now: curl_off_t, of total: curl_off_t) {
     guard !headHandled, let uploadProgress else { return }
-    uploadProgress.update(completed: Int64(now), expected: total > 0 ? Int64(total) : nil)
+    uploadProgress.update(completed: bodyBytes(sent: now), expected: total > 0 ? Int64(total) : nil)
+  }
+
+  /// The request body's bytes among the `sent` bytes libcurl counts: for a stream body sent
+  /// chunked these include the chunks' framing, so no more than its sequence produced.
+  private func bodyBytes(sent: curl_off_t) -> Int64 {
+    guard let bodyPump else { return Int64(sent) }
+    return min(Int64(sent), bodyPump.delivered)
   }
 
   private func receiveHeader(_ bytes: UnsafeRawPointer, count: Int) -> Int {
