@@ -72,6 +72,9 @@ final class CurlBodyPump: Sendable {
     if stopped { task.cancel() }
   }
 
+  /// The body's bytes handed to libcurl so far.
+  var delivered: Int64 { state.withLock { $0.delivered } }
+
   /// Why the body failed: the sequence threw, or did not keep its declared length.
   var failure: CourierError? { state.withLock { $0.failure } }
 

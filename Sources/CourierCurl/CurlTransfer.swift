@@ -515,6 +515,10 @@ final class CurlTransfer {
       })
     try set(CURLOPT_SEEKDATA, pointer: context)
     try set(CURLOPT_FORBID_REUSE, 1)
+    // A fresh connection: libcurl resends a request whose reused connection turns out closed
+    // (a keep-alive the server dropped as the request went out), which needs the body from
+    // its start, and a sequence cannot be rewound.
+    try set(CURLOPT_FRESH_CONNECT, 1)
   }
 
   private func openFile(_ url: URL, request: Request) throws(CourierError) {
@@ -831,10 +835,13 @@ final class CurlTransfer {
     }
     guard status >= 200 else { return true }
     headHandled = true
+    // libcurl 7.88 stops sending at a final answer of 300 or more but keeps the transfer
+    // paused, so one paused for want of stream body bytes would never end: let it go on.
+    if uploadPaused, let loop = ticket.loop { loop.resumeUpload(ticket) }
     if let uploadProgress, sendsBody {
       var sent: curl_off_t = 0
       _ = courier_curl_easy_getinfo_off_t(easy, CURLINFO_SIZE_UPLOAD_T, &sent)
-      uploadProgress.completeAttempt(total: Int64(sent))
+      uploadProgress.completeAttempt(total: bodyBytes(sent: sent))
     }
     guard watchForEarlyAnswer(status: status) else { return false }
     if let streamBufferSize, (200..<300).contains(status) { beginStream(status, streamBufferSize) }
@@ -888,7 +895,14 @@ final class CurlTransfer {
   /// libcurl's progress callback, set only for a request body with upload progress.
   private func sentBody(_ now: curl_off_t, of total: curl_off_t) {
     guard !headHandled, let uploadProgress else { return }
-    uploadProgress.update(completed: Int64(now), expected: total > 0 ? Int64(total) : nil)
+    uploadProgress.update(completed: bodyBytes(sent: now), expected: total > 0 ? Int64(total) : nil)
+  }
+
+  /// The request body's bytes among the `sent` bytes libcurl counts: for a stream body sent
+  /// chunked these include the chunks' framing, so no more than its sequence produced.
+  private func bodyBytes(sent: curl_off_t) -> Int64 {
+    guard let bodyPump else { return Int64(sent) }
+    return min(Int64(sent), bodyPump.delivered)
   }
 
   private func receiveHeader(_ bytes: UnsafeRawPointer, count: Int) -> Int {

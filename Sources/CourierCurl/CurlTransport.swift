@@ -133,6 +133,7 @@ public final class CurlTransport: Transport, CustomStringConvertible {
 
   /// Runs one hop of a request on the loop ``pickLoop(for:)`` chooses.
   private func perform(_ request: Request) async throws -> Response {
+    if request.body.streamLength == 0 { return try await performEmptyStream(request) }
     let origin = CurlOriginQueue.originAndScheme(of: request.url)
     guard loops.count > 1 else {
       return try await loops[0].perform(request, limits: limits(for: request), origin: origin)
@@ -161,6 +162,33 @@ public final class CurlTransport: Transport, CustomStringConvertible {
       }
     }
     return try await loops[loop].perform(request, limits: limits(for: request), origin: origin)
+  }
+
+  /// Sends `request`, whose stream body is declared empty (`RequestBody.stream(length: 0)`).
+  /// libcurl sends `Content-Length: 0` without reading the body, so no last byte waits for
+  /// the sequence's end as with any other length: the sequence is read to its end first (a
+  /// byte from it fails the attempt, as for a body longer than its length), and the request
+  /// goes out with no body.
+  private func performEmptyStream(_ request: Request) async throws -> Response {
+    do throws(CourierError) {
+      for try await _ in try request.body.makeChunks() {}
+    } catch {
+      var error = error
+      error.request = request
+      error.attempts = 1
+      error.stage = "transport"
+      throw error
+    }
+    var sent = request
+    sent.body = .data(Data())
+    do {
+      var response = try await perform(sent)
+      response.request = request
+      return response
+    } catch var error as CourierError {
+      error.request = request
+      throw error
+    }
   }
 
   /// How many transfers the loops have in libcurl: what tests read to see a transfer removed.
