@@ -1,0 +1,106 @@
+import Courier
+import CourierTesting
+import Foundation
+import Testing
+
+@testable import CourierCurl
+
+/// Proxy settings against real loopback servers (``MockServer`` stands in for an HTTP proxy:
+/// it records the absolute-form requests a proxy gets): what the bypass list covers, which
+/// settings are refused before anything is sent, and what an error may say.
+@Suite("CurlTransport proxy settings, against loopback servers", .timeLimit(.minutes(1)))
+struct ProxySettingsDefectTests {
+  /// A transport through `proxy`.
+  private static func transport(_ proxy: CurlTransport.Proxy) -> CurlTransport {
+    var configuration = CurlTransport.Configuration.standard
+    configuration.proxy = .through(proxy)
+    return CurlTransport(configuration: configuration)
+  }
+
+  @Test("`*` in a bypass list with other entries bypasses every host, as documented")
+  func starAmongOtherBypassEntries() async throws {
+    let proxy = try MockServer()
+    let origin = try MockServer()
+    defer {
+      proxy.shutdown()
+      origin.shutdown()
+    }
+    origin.enqueue(.text("direct"))
+    let transport = Self.transport(
+      CurlTransport.Proxy(
+        .http, host: "127.0.0.1", port: proxy.port, bypass: ["example.invalid", "*"]))
+    defer { transport.shutdown() }
+    let client = Client(baseURL: origin.baseURL, transport: transport, locale: "en")
+    _ = try? await client.send(Endpoint<Void>(.get, "bypassed"))
+    #expect(proxy.requestCount == 0)
+    #expect(origin.requestCount == 1)
+  }
+
+  @Test(
+    "a proxy with no host, a port outside 1...65535 or a host that is not one: invalidRequest",
+    arguments: [
+      ("127.0.0.1", 0), ("127.0.0.1", -1), ("127.0.0.1", 70_000), ("", 3128),
+      ("courier:hunter2@127.0.0.1", 3128), ("127.0.0.1/x", 3128), ("127.0.0.1\0evil", 3128),
+      ("proxy internal", 3128),
+    ])
+  func refusedProxyAddress(host: String, port: Int) async throws {
+    let origin = try MockServer()
+    defer { origin.shutdown() }
+    let transport = Self.transport(CurlTransport.Proxy(.http, host: host, port: port))
+    defer { transport.shutdown() }
+    let error = await #expect(throws: CourierError.self) {
+      _ = try await Client(baseURL: origin.baseURL, transport: transport, locale: "en")
+        .send(Endpoint<Void>(.get, "never"))
+    }
+    #expect(error?.kind == .invalidRequest, "\(String(describing: error?.debugDescription))")
+    #expect(error.map { !$0.debugDescription.contains("hunter2") } == true)
+    #expect(error.map { !"\($0)".contains("hunter2") } == true)
+    #expect(origin.requestCount == 0)
+    var dumped = ""
+    dump(transport, to: &dumped)
+    let proxy = CurlTransport.Proxy(.http, host: host, port: port)
+    dump(proxy, to: &dumped)
+    for text in ["\(transport)", "\(proxy)", String(reflecting: proxy), dumped] {
+      #expect(!text.contains("hunter2"), "\(text)")
+    }
+  }
+
+  @Test("the password of a proxy URL in the environment never reaches an error")
+  func environmentProxyPasswordStaysOut() async {
+    // In a child process: libcurl reads the variables for every request, so setting them here
+    // would send the requests of the suites running beside this one through the proxy.
+    _ = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+      await #expect(processExitsWith: .success) {
+        try await ProxySettingsDefectTests.environmentPasswordScenario()
+      }
+    }
+  }
+
+  /// Proxy URLs libcurl refuses, whose text its error message repeats.
+  static func environmentPasswordScenario() async throws {
+    let secret = "hunter2-\(UUID().uuidString)"
+    let values = [
+      "foo://courier:\(secret)@127.0.0.1:1", "http://courier:\(secret)@127.0.0.1:99999",
+      "http://courier:\(secret)@[::1",
+    ]
+    for value in values {
+      setenv("http_proxy", value, 1)
+      let transport = CurlTransport()
+      defer { transport.shutdown() }
+      let url = try #require(URL(string: "http://127.0.0.1:9/"))
+      do {
+        _ = try await Client(baseURL: url, transport: transport, locale: "en")
+          .send(Endpoint<Void>(.get, "never"))
+        Issue.record("no error")
+      } catch {
+        var dumped = ""
+        dump(error, to: &dumped)
+        for text in ["\(error)", error.debugDescription, dumped] {
+          try #require(!text.contains(secret), "\(text)")
+        }
+        try #require(
+          error.debugDescription.contains("courier:<redacted>@"), "\(error.debugDescription)")
+      }
+    }
+  }
+}
