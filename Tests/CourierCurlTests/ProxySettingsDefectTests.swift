@@ -65,6 +65,37 @@ struct ProxySettingsDefectTests {
     }
   }
 
+  @Test("proxy credentials go to the proxy, never to a server a redirect leads to directly")
+  func credentialsStayWithTheProxy() async throws {
+    let proxy = try MockServer()
+    let origin = try MockServer()
+    defer {
+      proxy.shutdown()
+      origin.shutdown()
+    }
+    // The proxy answers for `localhost` with a redirect to 127.0.0.1, which is bypassed.
+    proxy.enqueue(
+      MockResponse(
+        status: 302,
+        headers: [MockHeader(name: "Location", value: origin.url("/next").absoluteString)]))
+    origin.enqueue(.text("direct"))
+    let transport = Self.transport(
+      CurlTransport.Proxy(
+        .http, host: "127.0.0.1", port: proxy.port, username: "courier", password: "hunter2",
+        bypass: ["127.0.0.1"]))
+    defer { transport.shutdown() }
+    let start = try #require(URL(string: "http://localhost:\(origin.port)/"))
+    let text = try await Client(baseURL: start, transport: transport, locale: "en")
+      .send(Endpoint<String>(.get, "first"))
+    #expect(text == "direct")
+    let proxied = try await proxy.takeRequest()
+    #expect(proxied.header("proxy-authorization")?.hasPrefix("Basic ") == true)
+    let direct = try await origin.takeRequest()
+    #expect(direct.path == "/next")
+    #expect(direct.header("proxy-authorization") == nil)
+    #expect(direct.header("authorization") == nil)
+  }
+
   @Test("the password of a proxy URL in the environment never reaches an error")
   func environmentProxyPasswordStaysOut() async {
     // In a child process: libcurl reads the variables for every request, so setting them here
