@@ -96,6 +96,36 @@ struct ProxySettingsDefectTests {
     #expect(direct.header("authorization") == nil)
   }
 
+  @Test("an override whose host starts with + or - is refused, not read as libcurl's flag")
+  func overrideHostPrefixes() async throws {
+    let origin = try MockServer()
+    defer { origin.shutdown() }
+    origin.setDispatcher { _ in .text("reached") }
+    for host in ["+courier-prefix.test", "-courier-prefix.test"] {
+      #expect(throws: (any Error).self, "\(host)") {
+        try CurlTransport.NameResolution.Override(
+          host: host, port: origin.port, addresses: ["127.0.0.1"]
+        ).resolveLine().get()
+      }
+    }
+    // `+name` is libcurl's prefix for an entry that times out: the override named another
+    // host than the one it then answered for.
+    var configuration = CurlTransport.Configuration.standard
+    configuration.proxy = .direct
+    configuration.nameResolution.overrides = [
+      .init(host: "+courier-prefix.test", port: origin.port, addresses: ["127.0.0.1"])
+    ]
+    let transport = CurlTransport(configuration: configuration)
+    defer { transport.shutdown() }
+    let url = try #require(URL(string: "http://courier-prefix.test:\(origin.port)/"))
+    let error = await #expect(throws: CourierError.self) {
+      _ = try await Client(baseURL: url, transport: transport, locale: "en")
+        .send(Endpoint<String>(.get, "x"))
+    }
+    #expect(error?.kind == .invalidRequest)
+    #expect(origin.requestCount == 0)
+  }
+
   @Test("the password of a proxy URL in the environment never reaches an error")
   func environmentProxyPasswordStaysOut() async {
     // In a child process: libcurl reads the variables for every request, so setting them here
