@@ -7,7 +7,8 @@ import Testing
 
 /// Proxy settings against real loopback servers (``MockServer`` stands in for an HTTP proxy:
 /// it records the absolute-form requests a proxy gets): what the bypass list covers, which
-/// settings are refused before anything is sent, and what an error may say.
+/// settings (and name-resolution overrides) are refused before anything is sent, and what an
+/// error may say.
 @Suite("CurlTransport proxy settings, against loopback servers", .timeLimit(.minutes(1)))
 struct ProxySettingsDefectTests {
   /// A transport through `proxy`.
