@@ -70,9 +70,12 @@ public enum CurlErrorMapping {
   }
 
   /// The error a ``CurlTransport`` throws for `code`, with libcurl's `detail` in the debug
-  /// description and a ``CurlError`` underneath.
+  /// description (any URL's password in it redacted) and a ``CurlError`` underneath.
   static func courierError(code: Int, detail: String, request: Request) -> CourierError {
-    let underlying = CurlError(code: code, summary: summary(forCode: code), detail: detail)
+    // The kind is read from libcurl's own words; the error keeps them without a password.
+    let underlying = CurlError(
+      code: code, summary: summary(forCode: code),
+      detail: LibcurlDetail.redactingCredentials(detail))
     let replyProblem =
       code == 1
       && LibcurlDetail.isReplyProblem(unsupportedProtocolDetail: detail, url: request.url)

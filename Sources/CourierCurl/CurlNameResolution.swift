@@ -42,7 +42,12 @@ extension CurlTransport {
       /// override is refused.
       func resolveLine() -> Result<String, OverrideProblem> {
         let forbidden: Set<Character> = [":", ",", " ", "\t", "[", "]", "/", "\0"]
-        guard !host.isEmpty, !host.contains(where: { forbidden.contains($0) }) else {
+        // A leading `+` or `-` is libcurl's flag (an entry that times out; a removal), not
+        // part of the name.
+        guard !host.isEmpty, !host.contains(where: { forbidden.contains($0) }),
+          host.first != "+", host.first != "-",
+          !host.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+        else {
           return .failure(.init(message: "the host name \"\(host)\" is not a plain host name"))
         }
         guard (1...65_535).contains(port) else {

@@ -85,9 +85,12 @@ extension CurlTransport {
 
     /// How the transport talks to the proxy.
     public var kind: Kind
-    /// The proxy's host name or IP address (an IPv6 address without brackets).
+    /// The proxy's host name or IP address (an IPv6 address without brackets). One that is
+    /// empty or not a host name (`/`, `@`, `?`, `#`, white space, a control character, `:`
+    /// outside an IPv6 address) fails every request with ``CourierError/Kind/invalidRequest``.
     public var host: String
-    /// The proxy's port.
+    /// The proxy's port; one outside 1...65,535 fails every request with
+    /// ``CourierError/Kind/invalidRequest``.
     public var port: Int
     /// The user name the proxy asks for; `nil` for none.
     public var username: String?
@@ -117,9 +120,52 @@ extension CurlTransport {
       return "\(kind.name)://\(host):\(port)"
     }
 
+    /// The value for `CURLOPT_NOPROXY`: the bypass entries joined with commas, or `*` alone
+    /// when one entry is `*` (libcurl covers every host with `*` only when it is the whole
+    /// list).
+    var curlBypass: String {
+      let entries = bypass.map { $0.trimmingCharacters(in: .whitespaces) }
+      return entries.contains("*") ? "*" : entries.joined(separator: ",")
+    }
+
+    /// Why libcurl cannot be given this proxy's address, or `nil`: a port outside
+    /// 1...65,535, or a host that is empty or not a host name or IP address (libcurl would
+    /// read `/`, `@`, `?` or `#` as parts of a URL, and stop at a NUL). The host is not
+    /// repeated: one with `@` may hold credentials.
+    var addressProblem: String? {
+      guard (1...65_535).contains(port) else {
+        return "CurlTransport.Proxy: the port \(port) is not in 1...65535"
+      }
+      let forbidden: Set<Character> = ["/", "@", "?", "#", "\\", "[", "]", "%"]
+      var bare = Substring(host)
+      if bare.hasPrefix("["), bare.hasSuffix("]") { bare = bare.dropFirst().dropLast() }
+      let plain =
+        !bare.isEmpty
+        && !bare.contains { character in
+          forbidden.contains(character) || character.isWhitespace
+            || character.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+        }
+        && (!bare.contains(":")
+          || CurlTransport.NameResolution.Override.numericAddress(String(bare)) != nil)
+      guard plain else {
+        return "CurlTransport.Proxy: the host is not a host name or an IP address (empty, or "
+          + "with `/`, `@`, `?`, `#`, brackets, white space, a control character, or `:` outside an "
+          + "IPv6 address)"
+      }
+      return nil
+    }
+
+    /// ``host`` as descriptions show it: a host written with credentials
+    /// (`user:password@proxy`, which requests refuse) without them.
+    var shownHost: String {
+      guard let at = host.lastIndex(of: "@") else { return host }
+      return "<redacted>" + host[at...]
+    }
+
     /// `http proxy egress.internal:3128 as svc-orders (password set), bypass localhost`.
     public var description: String {
-      var text = "\(kind) proxy \(curlAddress.dropFirst(kind.name.count + 3))"
+      let host = shownHost.contains(":") && !shownHost.hasPrefix("[") ? "[\(shownHost)]" : shownHost
+      var text = "\(kind) proxy \(host):\(port)"
       if let username { text += " as \(username)" }
       if password != nil { text += " (password set)" }
       if !bypass.isEmpty { text += ", bypass \(bypass.joined(separator: ","))" }
@@ -131,7 +177,7 @@ extension CurlTransport {
       Mirror(
         self,
         children: [
-          "kind": kind, "host": host, "port": port, "username": username as Any,
+          "kind": kind, "host": shownHost, "port": port, "username": username as Any,
           "password": password == nil ? "nil" : "<redacted>", "bypass": bypass,
         ])
     }

@@ -1169,9 +1169,16 @@ final class CurlTransfer {
     case .environment: return
     case .direct: try set(CURLOPT_PROXY, string: "")
     case .proxy(let proxy):
+      // libcurl reads a bad port as a proxy it cannot resolve, and a host with `@` or `/`
+      // as another proxy URL: refused here, as the caller's mistake.
+      if let problem = proxy.addressProblem {
+        throw CourierError(
+          kind: .invalidRequest, debugMessage: problem, request: ticket.request, attempts: 1,
+          stage: "transport")
+      }
       try set(CURLOPT_PROXY, string: proxy.curlAddress)
       try set(CURLOPT_PROXYTYPE, proxy.kind.curlType)
-      try set(CURLOPT_NOPROXY, string: proxy.bypass.joined(separator: ","))
+      try set(CURLOPT_NOPROXY, string: proxy.curlBypass)
       if let username = proxy.username { try set(CURLOPT_PROXYUSERNAME, string: username) }
       if let password = proxy.password { try set(CURLOPT_PROXYPASSWORD, string: password) }
     }

@@ -147,6 +147,33 @@ package enum LibcurlDetail {
     detail == "Out of memory"
   }
 
+  /// `detail` with the password of every URL in it replaced by `<redacted>`
+  /// (`http://user:<redacted>@proxy:3128`). libcurl repeats a proxy URL it cannot use whole
+  /// ("Unsupported proxy scheme for '…'", "Unsupported proxy syntax in '…'"), and the proxy
+  /// URL of `http_proxy` or `HTTPS_PROXY` may carry credentials; the detail goes into errors,
+  /// which are logged. A URL ends at a quote or white space; its user information is what
+  /// comes before its last `@`.
+  package static func redactingCredentials(_ detail: String) -> String {
+    guard detail.contains("@"), detail.contains("://") else { return detail }
+    var result = ""
+    var rest = Substring(detail)
+    while let scheme = rest.range(of: "://") {
+      result += rest[..<scheme.upperBound]
+      rest = rest[scheme.upperBound...]
+      let end =
+        rest.firstIndex { $0 == "'" || $0 == "\"" || $0.isWhitespace } ?? rest.endIndex
+      guard let at = rest[..<end].lastIndex(of: "@") else { continue }
+      let userInfo = rest[..<at]
+      if let colon = userInfo.firstIndex(of: ":") {
+        result += userInfo[..<colon] + ":<redacted>"
+      } else {
+        result += userInfo
+      }
+      rest = rest[at...]
+    }
+    return result + rest
+  }
+
   /// Whether the URL's scheme is `http` or `https`, in any case: the protocols libcurl speaks
   /// for Courier.
   private static func isHTTP(_ url: URL) -> Bool {

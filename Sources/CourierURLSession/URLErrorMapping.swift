@@ -107,6 +107,37 @@ public enum URLErrorMapping {
     }
   }
 
+  /// `error` with any URL's password in its texts replaced by `<redacted>`, in the errors
+  /// under it too: on Linux its message is libcurl's, which repeats a proxy URL it cannot use
+  /// whole ("Unsupported proxy scheme for '…'"), and `http_proxy`'s URL may carry the proxy's
+  /// password. The same error when no text holds one.
+  static func withoutCredentials(_ error: URLError) -> URLError {
+    guard let userInfo = withoutCredentials(error.userInfo, depth: 0) else { return error }
+    return URLError(error.code, userInfo: userInfo)
+  }
+
+  /// `userInfo` with its texts redacted (nested errors' too, a few levels deep), or `nil`
+  /// when nothing needed it.
+  private static func withoutCredentials(_ userInfo: [String: Any], depth: Int) -> [String: Any]? {
+    guard depth < 4 else { return nil }
+    var changed = false
+    var result = userInfo
+    for (key, value) in userInfo {
+      if let text = value as? String {
+        let redacted = LibcurlDetail.redactingCredentials(text)
+        guard redacted != text else { continue }
+        result[key] = redacted
+        changed = true
+      } else if let nested = value as? NSError,
+        let nestedInfo = withoutCredentials(nested.userInfo, depth: depth + 1)
+      {
+        result[key] = NSError(domain: nested.domain, code: nested.code, userInfo: nestedInfo)
+        changed = true
+      }
+    }
+    return changed ? result : nil
+  }
+
   /// Wraps any error from URLSession in a ``CourierError`` with the mapped kind.
   public static func courierError(for error: any Error, request: Request) -> CourierError {
     if let urlError = error as? URLError {
@@ -116,8 +147,9 @@ public enum URLErrorMapping {
           unsupportedProtocolDetail: (urlError as NSError).localizedDescription, url: request.url)
       return CourierError(
         kind: replyProblem ? .badResponse : kind(for: urlError),
-        debugMessage: "URLError \(urlError.code.rawValue)", underlying: urlError,
-        request: request, attempts: 1, stage: "transport")
+        debugMessage: "URLError \(urlError.code.rawValue)",
+        underlying: withoutCredentials(urlError), request: request, attempts: 1,
+        stage: "transport")
     }
     if error is CancellationError {
       return CourierError(
