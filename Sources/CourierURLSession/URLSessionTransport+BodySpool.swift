@@ -19,12 +19,12 @@ extension URLSessionTransport {
   /// stream with no bytes available at that moment for the end of the body, so a producer
   /// that is not ready would end the body short, and a stream that blocks until it is would
   /// stall every session of the process.
-  static func withSendableBody<T>(
+  func withSendableBody<T>(
     _ body: RequestBody, of request: Request,
     _ send: (RequestBody) async throws -> T
   ) async throws -> T {
     guard body.isStream else { return try await send(body) }
-    let file = try await BodySpool.spool(body, for: request)
+    let file = try await BodySpool.spool(body, for: request, lifecycle: lifecycle)
     defer { unlink(file.path) }
     return try await send(.file(file))
   }
@@ -35,8 +35,11 @@ extension URLSessionTransport {
 enum BodySpool {
   /// Writes one send of `body`'s sequence to a new temporary file and returns it; on any
   /// failure the file is deleted. Cancelling the calling task or the request
-  /// (``RequestCancellation``) cancels the task that reads the sequence.
-  static func spool(_ body: RequestBody, for request: Request) async throws(CourierError) -> URL {
+  /// (``RequestCancellation``), or shutting the transport down (`lifecycle`), cancels the task
+  /// that reads the sequence.
+  static func spool(
+    _ body: RequestBody, for request: Request, lifecycle: Lifecycle
+  ) async throws(CourierError) -> URL {
     func failure(_ kind: CourierError.Kind, _ message: String) -> CourierError {
       CourierError(
         kind: kind, debugMessage: message, request: request, attempts: 1, stage: "transport")
@@ -76,11 +79,18 @@ enum BodySpool {
         throw failure(.cancelled, "the request was cancelled while its stream body was read")
       }
     }
+    let spool = lifecycle.beginSpool { reader.cancel() }
+    defer { lifecycle.endSpool(spool) }
     do {
       try await RequestCancellation.withCancellationHandler {
         try await reader.value
       } onCancel: {
         reader.cancel()
+      }
+      // Shut down while the body was read to its end: the session is going, send nothing.
+      if lifecycle.isShutDown {
+        throw failure(
+          .cancelled, "the transport was shut down while the stream body was read; not sent")
       }
     } catch {
       unlink(file.path)

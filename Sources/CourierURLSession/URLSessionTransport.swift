@@ -71,7 +71,7 @@ public struct URLSessionTransport: Transport {
   private let delegate: SessionDelegate?
 
   /// Whether ``shutdown()`` was called; shared by every copy of this transport.
-  private let lifecycle = Lifecycle()
+  let lifecycle = Lifecycle()
 
   /// Whether the session's configuration names a proxy in `connectionProxyDictionary`, which
   /// URLSession on Linux ignores (it follows only the `http_proxy`, `HTTPS_PROXY` and
@@ -397,7 +397,7 @@ public struct URLSessionTransport: Transport {
           debugMessage: "downloads to a file need a session URLSessionTransport created",
           request: sent, attempts: 1, stage: "transport")
       }
-      return try await Self.withSendableBody(sent.body, of: sent) { body in
+      return try await withSendableBody(sent.body, of: sent) { body in
         try await sendOnCallersSession(urlRequest, body: body, observer: observer)
       }
     }
@@ -406,7 +406,7 @@ public struct URLSessionTransport: Transport {
     // send itself (a body to send again) is a task of its own.
     var (current, body) = (urlRequest, sent.body)
     while true {
-      let (data, response) = try await Self.withSendableBody(body, of: sent) { [current] body in
+      let (data, response) = try await withSendableBody(body, of: sent) { [current] body in
         try await stream(current, body: body, observer: observer, delegate: delegate)
       }
       guard let next = observer.takePendingRedirect() else { return (data, response) }
@@ -694,11 +694,15 @@ private final class StartedTask: Sendable {
 ///
 /// A class so that every copy of the transport (a struct) shares it; `Sendable` because its
 /// only stored property is a `Mutex`.
-private final class Lifecycle: Sendable {
+final class Lifecycle: Sendable {
   private struct State {
     var isShutDown = false
     var active = 0
     var invalidated = false
+    /// What ends each stream body being written to its temporary file (``BodySpool``): no
+    /// URLSession task exists yet for ``URLSessionTransport/shutdown()`` to cancel.
+    var spools: [Int: @Sendable () -> Void] = [:]
+    var nextSpool = 0
   }
 
   private let state = Mutex(State())
@@ -728,14 +732,39 @@ private final class Lifecycle: Sendable {
     }
   }
 
-  /// Marks the transport shut down. `first` is `false` when it already was; `invalidate` is
-  /// `true` when no send is under way, so the session can be invalidated at once.
+  /// Marks the transport shut down and ends every stream body being spooled. `first` is
+  /// `false` when it already was; `invalidate` is `true` when no send is under way, so the
+  /// session can be invalidated at once.
   func shutDown() -> (first: Bool, invalidate: Bool) {
-    state.withLock { state in
+    let (result, spools) = state.withLock { state in
       let first = !state.isShutDown
       state.isShutDown = true
-      return (first, claimInvalidation(&state))
+      defer { state.spools = [:] }
+      return ((first, claimInvalidation(&state)), Array(state.spools.values))
     }
+    for cancel in spools { cancel() }
+    return result
+  }
+
+  /// Runs `cancel` when the transport shuts down before ``endSpool(_:)``, at once if it has;
+  /// the number to end it with.
+  func beginSpool(_ cancel: @escaping @Sendable () -> Void) -> Int {
+    let number = state.withLock { state -> Int? in
+      guard !state.isShutDown else { return nil }
+      defer { state.nextSpool += 1 }
+      state.spools[state.nextSpool] = cancel
+      return state.nextSpool
+    }
+    guard let number else {
+      cancel()
+      return -1
+    }
+    return number
+  }
+
+  /// The spool `number` ended.
+  func endSpool(_ number: Int) {
+    _ = state.withLock { $0.spools.removeValue(forKey: number) }
   }
 
   private func claimInvalidation(_ state: inout State) -> Bool {
