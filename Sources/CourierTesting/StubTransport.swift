@@ -210,9 +210,9 @@ public final class StubTransport: Transport {
     }
     if request.body.isStream {
       do {
-        kept.body = .data(try await request.body.collect(upTo: Self.maximumStreamBodySize))
+        kept.body = .data(try await collect(request.body, within: left, of: original))
       } catch {
-        var error = error
+        var error = error as? CourierError ?? CourierError(error, request: original)
         error.request = original
         error.attempts = 1
         error.stage = "transport"
@@ -409,6 +409,38 @@ public final class StubTransport: Transport {
       }
     }
     return stream
+  }
+
+  /// A stream body read whole, within `left` of `request`'s timeout on the stub's clock, as
+  /// a wire transport ends an attempt whose producer does not finish in time. The time the
+  /// reading took is not taken from `left` (an injected clock's instants cannot be compared
+  /// through `any Clock`): the scripted delay that follows may use all of it.
+  private func collect(
+    _ body: RequestBody, within left: Duration?, of request: Request
+  ) async throws -> Data {
+    guard let remaining = left else {
+      return try await body.collect(upTo: Self.maximumStreamBodySize)
+    }
+    let clock = self.clock
+    return try await {
+      try await withThrowingTaskGroup(of: Data?.self) { group in
+        group.addTask { try await body.collect(upTo: Self.maximumStreamBodySize) }
+        group.addTask {
+          try await RequestCancellation.sleep(for: remaining, clock: clock)
+          return nil
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next(), let data = first else {
+          let limit = request.timeout.map(DescriptionText.duration) ?? "its limit"
+          throw CourierError(
+            kind: .timedOut,
+            debugMessage: "StubTransport: the request's timeout of \(limit) passed while its "
+              + "stream body was read",
+            request: request, attempts: 1, stage: "transport")
+        }
+        return data
+      }
+    }()
   }
 
   /// Waits `duration` on the stub's clock, within `left` of `request`'s timeout (`nil`: no

@@ -56,3 +56,26 @@ struct StubStreamingTests {
     #expect(error?.status == 404)
   }
 }
+
+/// `StubTransport` reads a stream request body within the request's timeout, as the wire
+/// transports do: a producer that never finishes ends the attempt as `timedOut`.
+@Suite("StubTransport and stream request bodies", .timeLimit(.minutes(1)))
+struct StubStreamBodyTests {
+  @Test("a producer that never finishes: timedOut at the request's timeout, producer ended")
+  func producerNeverFinishes() async throws {
+    let stub = StubTransport()
+    stub.enqueue(StubResponse(status: 200))
+    let (chunks, producer) = AsyncStream<Data>.makeStream()
+    let (ended, endedContinuation) = AsyncStream<Void>.makeStream()
+    producer.onTermination = { _ in endedContinuation.yield() }
+    producer.yield(Data("first".utf8))
+    var request = Request(method: .post, url: URL(string: "http://stub.test/up")!)
+    request.body = .stream(chunks)
+    request.timeout = .milliseconds(200)
+    let error = await #expect(throws: CourierError.self) { _ = try await stub.send(request) }
+    #expect(error?.kind == .timedOut)
+    #expect(error?.debugMessage.contains("stream body") == true)
+    var iterator = ended.makeAsyncIterator()
+    #expect(await iterator.next() != nil)
+  }
+}
