@@ -140,7 +140,9 @@ struct ProxyInteropTests {
     #expect(try !Proxies.log(Proxies.httpLog).contains(probe))
   }
 
-  @Test("the environment's proxy is followed by default, NO_PROXY too, and .direct ignores it")
+  @Test(
+    "the environment's proxy is followed by default on both transports, NO_PROXY too; .direct ignores it"
+  )
   func environmentPolicy() async throws {
     // In a child process: libcurl reads the variables for every request, so setting them here
     // would send the requests of the suites running beside this one through the proxy.
@@ -171,11 +173,20 @@ struct ProxyInteropTests {
     _ = try await Client(baseURL: base, transport: direct)
       .send(Self.seen(ignored))
     #expect(try !Proxies.log(Proxies.httpLog).contains(ignored))
+    // URLSessionTransport follows the same variables (libcurl inside FoundationNetworking).
+    let session = URLSessionTransport()
+    defer { session.shutdown() }
+    let throughSession = Self.probe()
+    _ = try await Client(baseURL: base, transport: session).send(Self.seen(throughSession))
+    #expect(try Proxies.log(Proxies.httpLog).contains(throughSession))
     setenv("NO_PROXY", "127.0.0.1", 1)
     let bypassed = Self.probe()
     _ = try await Client(baseURL: base, transport: transport)
       .send(Self.seen(bypassed))
     #expect(try !Proxies.log(Proxies.httpLog).contains(bypassed))
+    let bypassedBySession = Self.probe()
+    _ = try await Client(baseURL: base, transport: session).send(Self.seen(bypassedBySession))
+    #expect(try !Proxies.log(Proxies.httpLog).contains(bypassedBySession))
   }
 }
 
