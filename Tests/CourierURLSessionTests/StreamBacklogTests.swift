@@ -12,18 +12,20 @@ import Testing
 /// What `URLSessionTransport` does with a streamed body on Linux, where URLSession cannot pause
 /// a transfer: it keeps at most the body limit ahead of the reader, and a reader that falls
 /// further behind gets `bodyTooLarge` saying why, with the transfer ended.
-@Suite("URLSessionTransport streamed bodies", .timeLimit(.minutes(1)))
+@Suite("URLSessionTransport streamed bodies", .serialized, .timeLimit(.minutes(1)))
 struct StreamBacklogTests {
   @Test("a reader that falls the body limit behind gets bodyTooLarge; the transfer ends")
   func backlogPastTheLimit() async throws {
     let server = try MockServer()
     defer { server.shutdown() }
-    server.enqueue(MockResponse(fault: .endlessBody))
+    // A finite body, four times the backlog: an endless one would keep URLSession's work
+    // queue, which every session of the process shares, busy until the cancellation lands.
+    server.enqueue(MockResponse(body: Data(count: 1 << 20)))
     server.enqueue(.text("after"))
     let transport = URLSessionTransport()
     defer { transport.shutdown() }
     let client = Client(baseURL: server.baseURL, transport: transport)
-    var request = Request(url: server.url("/endless"))
+    var request = Request(url: server.url("/big"))
     request.attributes[ResponseBodyLimitAttribute.self] = 256 * 1024
     let streamed = try await client.stream(request, bufferSize: 16 * 1024)
     var iterator = streamed.body.makeAsyncIterator()
@@ -47,11 +49,11 @@ struct StreamBacklogTests {
   func backlogOfALargerBuffer() async throws {
     let server = try MockServer()
     defer { server.shutdown() }
-    server.enqueue(MockResponse(fault: .endlessBody))
+    server.enqueue(MockResponse(body: Data(count: 8 << 20)))
     let transport = URLSessionTransport()
     defer { transport.shutdown() }
     let client = Client(baseURL: server.baseURL, transport: transport)
-    var request = Request(url: server.url("/endless"))
+    var request = Request(url: server.url("/big"))
     request.attributes[ResponseBodyLimitAttribute.self] = 64 * 1024
     let streamed = try await client.stream(request, bufferSize: 4 << 20)
     var iterator = streamed.body.makeAsyncIterator()
