@@ -706,7 +706,13 @@ struct WireConformanceTests {
     for _ in 0..<5 {
       let fixture = try Fixture(kind)
       defer { fixture.server.shutdown() }
-      fixture.server.enqueue(MockResponse(fault: .endlessBody))
+      // 64 MiB, far past the limit, rather than an endless body: URLSession's work queue,
+      // which every session of the process shares, pumps what arrives until the
+      // cancellation lands, and an endless body starved the URLSession tests running beside
+      // this one for up to a minute.
+      var big = MockResponse(chunked: true)
+      big.source = .repeating(Data(repeating: 0x78, count: 16 * 1024), count: 64 << 20)
+      fixture.server.enqueue(big)
       let error = await courierError {
         try await fixture.client.send(
           Endpoint<Data>(.get, "endless").maximumResponseBodySize(256 * 1024))
