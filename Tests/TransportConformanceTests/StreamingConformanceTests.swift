@@ -292,13 +292,15 @@ struct StreamingConformanceTests {
     }
     fixture.server.enqueue(Self.gated(count: 512 * 1024, firstPiece: 64 * 1024, gate: gate))
     var request = Request(url: fixture.server.url("/slow"))
-    request.timeout = .seconds(2)
+    // Long enough for the head to arrive while a full test run keeps URLSession's shared
+    // work queue busy; the body's rest is held past it in any case.
+    request.timeout = .seconds(5)
     let start = ContinuousClock.now
     let streamed = try await fixture.client.stream(request)
     var iterator = streamed.body.makeAsyncIterator()
     var received = try await iterator.next()?.count ?? 0
     // The rest of the body comes once the timeout has passed.
-    try await Task.sleep(until: start + .milliseconds(2_500))
+    try await Task.sleep(until: start + .milliseconds(5_500))
     gate.signal()
     while let chunk = try await iterator.next() { received += chunk.count }
     #expect(received == 512 * 1024)
