@@ -80,6 +80,12 @@ public struct CourierError: Error, Sendable {
     /// A middleware failed with an error of its own that is not a ``CourierError`` (a bug or
     /// a local failure in app code, not the network).
     public static let middleware = Kind("middleware")
+    /// The client is shutting down (``Client/shutdown(gracePeriod:)``) and takes no new
+    /// requests, or cancelled this one when its grace period ran out.
+    public static let shutDown = Kind("shutDown")
+    /// A circuit breaker has stopped requests to this host for a while after a run of
+    /// failures; the request was not sent.
+    public static let circuitOpen = Kind("circuitOpen")
   }
 
   /// The fields, kept in one immutable box: an error is then one pointer wide wherever it is
@@ -105,6 +111,7 @@ public struct CourierError: Error, Sendable {
     var response: Response?
     var attempts: Int
     var stage: String?
+    var timings: Response.Timings?
   }
 
   private var storage: Storage
@@ -171,6 +178,13 @@ public struct CourierError: Error, Sendable {
     get { storage.fields.stage }
     set { change { $0.stage = newValue } }
   }
+  /// How far the last attempt got, and when (``Response/Timings``): the phases it reached,
+  /// so a connect timeout has a lookup time and no first-byte time. The response's timings
+  /// when a response arrived; `nil` when no attempt reached a transport that measures them.
+  public var timings: Response.Timings? {
+    get { storage.fields.timings ?? storage.fields.response?.timings }
+    set { change { $0.timings = newValue } }
+  }
 
   /// Creates an error. The ``reason`` starts as the built-in English text for the kind; a
   /// ``Client`` replaces it with the text from its own catalog and language.
@@ -188,7 +202,7 @@ public struct CourierError: Error, Sendable {
     var fields = Fields(
       kind: kind, reason: "", debugMessage: debugMessage, code: code,
       serverMessage: serverMessage, retryAfter: nil, underlying: underlying, request: request,
-      response: response, attempts: attempts, stage: stage)
+      response: response, attempts: attempts, stage: stage, timings: nil)
     storage = Storage(fields)
     fields.reason = ReasonCatalog.standard.reason(for: self, locale: "en")
     storage = Storage(fields)

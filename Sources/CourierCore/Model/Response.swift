@@ -54,14 +54,59 @@ public struct Response: Sendable {
   /// The body decoded as UTF-8, or `nil` when it is not valid UTF-8.
   public var bodyText: String? { String(bytes: body, encoding: .utf8) }
 
-  /// Timing facts about one logical request.
+  /// Where the time of a request went, and over what connection.
+  ///
+  /// ``total`` covers the logical request, every attempt and retry wait included. The phases
+  /// are the last attempt's, each the time from that attempt's start to the moment the phase
+  /// ended, so they only grow: `nameLookup ≤ connect ≤ tlsHandshake ≤ requestSent ≤
+  /// firstByte ≤ bodyComplete`. A phase the attempt did not reach, or that its transport
+  /// cannot see, is `nil`; on a reused connection the lookup, connect and handshake phases
+  /// are zero or `nil`, and ``connectionReused`` says so.
   public struct Timings: Sendable, Hashable {
     /// The total time from entering the client to the response leaving the chain.
     public var total: Duration?
+    /// Until the host name was resolved.
+    public var nameLookup: Duration?
+    /// Until the TCP connection (or the Unix socket, or the proxy's tunnel) was set up.
+    public var connect: Duration?
+    /// Until the TLS handshake was done; `nil` without TLS.
+    public var tlsHandshake: Duration?
+    /// Until the transport was about to send the request: the connection is ready.
+    public var requestSent: Duration?
+    /// Until the first byte of the response arrived.
+    public var firstByte: Duration?
+    /// Until the response body was complete (for a streamed body: until its head was in).
+    public var bodyComplete: Duration?
+    /// Whether the attempt went over a connection an earlier request had opened.
+    public var connectionReused: Bool?
+    /// The address the attempt connected to, such as `127.0.0.1:8080` or `[::1]:443`.
+    public var remoteAddress: String?
+    /// The HTTP version the response came in, such as `HTTP/1.1` or `HTTP/2`.
+    public var httpVersion: String?
 
     /// Creates timings.
-    public init(total: Duration? = nil) {
+    public init(
+      total: Duration? = nil,
+      nameLookup: Duration? = nil,
+      connect: Duration? = nil,
+      tlsHandshake: Duration? = nil,
+      requestSent: Duration? = nil,
+      firstByte: Duration? = nil,
+      bodyComplete: Duration? = nil,
+      connectionReused: Bool? = nil,
+      remoteAddress: String? = nil,
+      httpVersion: String? = nil
+    ) {
       self.total = total
+      self.nameLookup = nameLookup
+      self.connect = connect
+      self.tlsHandshake = tlsHandshake
+      self.requestSent = requestSent
+      self.firstByte = firstByte
+      self.bodyComplete = bodyComplete
+      self.connectionReused = connectionReused
+      self.remoteAddress = remoteAddress
+      self.httpVersion = httpVersion
     }
   }
 }
