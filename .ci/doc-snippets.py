@@ -14,8 +14,10 @@ struct of their own, with no parameters, and `@testable import MyService` (the r
 module) brings the code the quick start has the reader write (Examples/QuickStart between
 `// README:begin` and `// README:end`) into that struct instead.
 A block that starts with `// swift-tools-version` is a manifest: it is written to
-`manifests/` instead, for `swift package dump-package`. A block that imports a package
-Courier cannot fetch here (`import Logging`: the swift-log adapter) is counted and skipped.
+`manifests/` instead, for `swift package dump-package`. A block that imports a package of
+the server ecosystem Courier cannot fetch here (swift-log's `Logging`, swift-metrics'
+`Metrics`, swift-distributed-tracing's `Tracing`: the documented adapters) is a file of its
+own, compiled against Tests/Consumer's stand-ins, which declare those packages' signatures.
 
 usage: doc-snippets.py REPO OUTPUT_DIR MANIFEST_DIR
 """
@@ -72,12 +74,11 @@ FRAGMENT_IMPORTS = (
     "import Courier\nimport CourierTesting\nimport Foundation\n"
     "#if canImport(FoundationNetworking)\n  import FoundationNetworking\n#endif\n"
 )
+# Modules Courier cannot fetch here, which Tests/Consumer declares as stand-ins with the
+# signatures of the versions the documented adapters were written for.
+STAND_INS = {"Logging", "Metrics", "Tracing"}
 count = 0
-skipped = []
 for index, (origin, code) in enumerate(blocks):
-    if re.search(r"^\s*import Logging\s*$", code, re.M):
-        skipped.append(origin)
-        continue
     if code.lstrip().startswith("// swift-tools-version"):
         folder = manifests / f"manifest{index}"
         folder.mkdir(exist_ok=True)
@@ -108,7 +109,11 @@ for index, (origin, code) in enumerate(blocks):
     parameters = ", ".join(
         declaration for declaration, modules in PARAMETERS if modules is None or modules & visible
     )
-    if is_test_file:
+    if set(own) & STAND_INS:
+        # An adapter to a package of the Swift server ecosystem: a file of its own, as the
+        # reader copies it, compiled against Tests/Consumer's stand-ins of that package.
+        source = f"// {origin}\n{imports}{testing}\n{code}\n"
+    elif is_test_file:
         source = f"// {origin}\n{imports}{testing}\nstruct Snippet{index} {{\n{body}\n}}\n"
     else:
         source = (
@@ -119,5 +124,4 @@ for index, (origin, code) in enumerate(blocks):
     (output / f"Snippet{index}.swift").write_text(source, encoding="utf-8")
     count += 1
 print(f"{count} examples written to {output}")
-for origin in skipped:
-    print(f"skipped (imports swift-log, not available here): {origin}")
+

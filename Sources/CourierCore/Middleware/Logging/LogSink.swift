@@ -12,10 +12,11 @@
 ///
 /// ## Writing your own
 /// Like swift-log's `LogHandler`, a sink is a small value with a level and metadata. Events
-/// below ``logLevel`` are never built; ``metadata`` is added to every event. The ten lines
+/// below ``logLevel`` are never built; ``metadata`` is added to every event. The lines
 /// that forward Courier's events to swift-log:
 ///
 /// ```swift
+/// import Courier
 /// import Logging
 ///
 /// struct SwiftLogSink: LogSink {
