@@ -319,6 +319,7 @@ final class CurlTransfer {
       try configureClientCertificate(certificate)
     }
     if let path = configuration.unixSocketPath {
+      try checkSocketPath(path)
       try set(CURLOPT_UNIX_SOCKET_PATH, string: path)
     }
     if !configuration.nameResolution.isSystem {
@@ -1192,9 +1193,47 @@ final class CurlTransfer {
     try check(courier_curl_easy_setopt_pointer(easy, option, pointer))
   }
 
-  /// libcurl copies string options (since 7.17), so a temporary C string is enough.
+  /// libcurl copies string options (since 7.17), so a temporary C string is enough. A value
+  /// holding a NUL byte is refused: libcurl would read only the part before it, a password or
+  /// a path cut short without a word. The value is not repeated (it may be a secret).
   private func set(_ option: CURLoption, string: String) throws(CourierError) {
+    guard !string.utf8.contains(0) else {
+      throw CourierError(
+        kind: .invalidRequest,
+        debugMessage: "\(Self.settingName(option)) holds a NUL byte; libcurl would read only the "
+          + "part before it, so the request was not sent (the value is not shown)",
+        request: ticket.request, attempts: 1, stage: "transport")
+    }
     try check(string.withCString { courier_curl_easy_setopt_pointer(easy, option, $0) })
+  }
+
+  /// The setting of ``CurlTransport/Configuration`` (or of the request) a string option
+  /// comes from, for an error that names it.
+  private static func settingName(_ option: CURLoption) -> String {
+    switch option {
+    case CURLOPT_PROXYUSERNAME: "the proxy's username"
+    case CURLOPT_PROXYPASSWORD: "the proxy's password"
+    case CURLOPT_NOPROXY: "the proxy's bypass list"
+    case CURLOPT_UNIX_SOCKET_PATH: "unixSocketPath"
+    case CURLOPT_CAINFO: "tls.caBundlePath"
+    case CURLOPT_PINNEDPUBLICKEY: "tls.pinnedPublicKey"
+    case CURLOPT_KEYPASSWD: "the client key's passphrase"
+    case CURLOPT_SSLCERT, CURLOPT_SSLKEY: "a client certificate or key path"
+    default: "a setting given to libcurl (option \(option))"
+    }
+  }
+
+  /// Refuses a Unix socket path the kernel cannot hold: empty, or longer than a socket
+  /// address's 107 bytes (libcurl would fail it as a host it cannot resolve).
+  private func checkSocketPath(_ path: String) throws(CourierError) {
+    let length = path.utf8.count
+    guard length == 0 || length > 107 else { return }
+    throw CourierError(
+      kind: .invalidRequest,
+      debugMessage: length == 0
+        ? "unixSocketPath is empty; set nil to connect over TCP"
+        : "unixSocketPath is \(length) bytes long; a Unix socket address holds at most 107",
+      request: ticket.request, attempts: 1, stage: "transport")
   }
 
   private func check(_ code: CURLcode) throws(CourierError) {

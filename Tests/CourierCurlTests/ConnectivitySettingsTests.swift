@@ -140,3 +140,59 @@ struct ProxySettingsTests {
         == "socks5h proxy [::1]:1080")
   }
 }
+
+/// Values libcurl cannot be given as they are: a NUL byte (libcurl reads a C string up to it)
+/// and a Unix socket path no socket address holds. Each fails the request as the caller's
+/// mistake before anything is sent, naming the setting and never showing its value.
+@Suite("Settings libcurl cannot take", .timeLimit(.minutes(1)))
+struct UnrepresentableSettingsTests {
+  /// The error `configuration` gives a request to a port nobody listens on.
+  private func failure(_ configuration: CurlTransport.Configuration) async -> CourierError? {
+    let transport = CurlTransport(configuration: configuration)
+    defer { transport.shutdown() }
+    let client = Client(transport: transport)
+    do {
+      _ = try await client.send(Request(url: URL(string: "http://127.0.0.1:9/")!))
+      return nil
+    } catch {
+      return error
+    }
+  }
+
+  @Test("a NUL in a proxy's password or username: invalidRequest naming it, value hidden")
+  func nulInProxyCredentials() async {
+    for (username, password, named) in [
+      ("svc", "hunter2\u{0}tail-secret", "the proxy's password"),
+      ("svc\u{0}admin", "hunter2", "the proxy's username"),
+    ] {
+      var configuration = CurlTransport.Configuration.standard
+      configuration.proxy = .through(
+        CurlTransport.Proxy(
+          .http, host: "127.0.0.1", port: 9, username: username, password: password))
+      let error = await failure(configuration)
+      #expect(error?.kind == .invalidRequest)
+      #expect(error?.debugMessage.contains("\(named) holds a NUL byte") == true)
+      #expect(error?.attempts == 1)
+      let texts = ["\(String(describing: error))", String(reflecting: error as Any)]
+      for text in texts {
+        #expect(!text.contains("hunter2"), "\(text)")
+        #expect(!text.contains("tail-secret"), "\(text)")
+      }
+    }
+  }
+
+  @Test("a Unix socket path that is empty, too long or holds a NUL: invalidRequest")
+  func unrepresentableSocketPaths() async {
+    for (path, expected) in [
+      ("", "unixSocketPath is empty"),
+      ("/tmp/" + String(repeating: "s", count: 103), "108 bytes long"),
+      ("/tmp/a\u{0}b.sock", "unixSocketPath holds a NUL byte"),
+    ] {
+      var configuration = CurlTransport.Configuration.standard
+      configuration.unixSocketPath = path
+      let error = await failure(configuration)
+      #expect(error?.kind == .invalidRequest, "\(path.utf8.count) bytes")
+      #expect(error?.debugMessage.contains(expected) == true, "\(error?.debugMessage ?? "")")
+    }
+  }
+}
