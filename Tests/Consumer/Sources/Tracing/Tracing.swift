@@ -119,7 +119,20 @@ public protocol Injector: Sendable {
 }
 
 /// As in swift-distributed-tracing.
+public protocol Extractor: Sendable {
+  /// As in swift-distributed-tracing.
+  associatedtype Carrier: Sendable
+  /// As in swift-distributed-tracing.
+  func extract(key: String, from carrier: Carrier) -> String?
+}
+
+/// As in swift-distributed-tracing.
 public protocol Instrument: Sendable {
+  /// As in swift-distributed-tracing.
+  func extract<Carrier, Extract>(
+    _ carrier: Carrier, into context: inout ServiceContext, using extractor: Extract)
+  where Extract: Extractor, Extract.Carrier == Carrier
+
   /// As in swift-distributed-tracing.
   func inject<Carrier, Inject>(
     _ context: ServiceContext, into carrier: inout Carrier, using injector: Inject)
@@ -172,6 +185,12 @@ public struct NoOpTracer: Tracer {
   ) -> NoOpSpan {
     NoOpSpan(context: context())
   }
+
+  /// As in swift-distributed-tracing.
+  public func extract<Carrier, Extract>(
+    _ carrier: Carrier, into context: inout ServiceContext, using extractor: Extract
+  )
+  where Extract: Extractor, Extract.Carrier == Carrier {}
 
   /// As in swift-distributed-tracing.
   public func inject<Carrier, Inject>(
