@@ -15,15 +15,16 @@ struct CurlTimes: Equatable {
   /// The connections libcurl opened for the transfer (`CURLINFO_NUM_CONNECTS`): 0 for one
   /// that went over a kept connection, or that never connected.
   var connectionsOpened = 0
-  /// `CURLINFO_PRIMARY_IP`, empty when the transfer connected nowhere.
-  var ip = ""
-  var port = 0
+  /// `CURLINFO_PRIMARY_IP` and `_PORT` as ``address(ip:port:)`` writes them; `nil` when the
+  /// transfer connected nowhere.
+  var remoteAddress: String?
   /// `CURLINFO_HTTP_VERSION`: `CURL_HTTP_VERSION_…`, 0 before a response.
   var httpVersion = 0
 
-  /// Reads the times of `easy`'s transfer, so far or done; the connection count is the one
-  /// already read when `connectionsOpened` is given.
-  init(of easy: UnsafeMutableRawPointer, connectionsOpened: Int) {
+  /// Reads the times of `handle`'s transfer, so far or done, with the connection count
+  /// already read.
+  init(of handle: CurlEasyHandle, connectionsOpened: Int) {
+    let easy = handle.easy
     nameLookup = Self.read(CURLINFO_NAMELOOKUP_TIME_T, of: easy)
     connect = Self.read(CURLINFO_CONNECT_TIME_T, of: easy)
     appConnect = Self.read(CURLINFO_APPCONNECT_TIME_T, of: easy)
@@ -35,8 +36,9 @@ struct CurlTimes: Equatable {
     if courier_curl_easy_getinfo_string(easy, CURLINFO_PRIMARY_IP, &address) == CURLE_OK,
       let address, address[0] != 0
     {
-      ip = String(cString: address)
+      var port = 0
       _ = courier_curl_easy_getinfo_long(easy, CURLINFO_PRIMARY_PORT, &port)
+      remoteAddress = handle.remoteAddress(ip: address, port: port)
     }
     _ = courier_curl_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &httpVersion)
   }
@@ -54,8 +56,7 @@ struct CurlTimes: Equatable {
     self.startTransfer = startTransfer
     self.total = total
     self.connectionsOpened = connectionsOpened
-    self.ip = ip
-    self.port = port
+    remoteAddress = ip.isEmpty ? nil : Self.address(ip: ip, port: port)
     self.httpVersion = httpVersion
   }
 
@@ -94,14 +95,18 @@ struct CurlTimes: Equatable {
     timings.firstByte = startTransfer > 0 ? .microseconds(startTransfer) : nil
     timings.bodyComplete = complete ? .microseconds(total) : nil
     timings.orderPhases()
-    if !ip.isEmpty {
-      timings.remoteAddress =
-        ip.utf8.contains(UInt8(ascii: ":")) ? "[\(ip)]:\(port)" : "\(ip):\(port)"
+    if let remoteAddress {
+      timings.remoteAddress = remoteAddress
     } else if let unixSocketPath, timings.connect != nil {
       timings.remoteAddress = unixSocketPath
     }
     timings.httpVersion = Self.versionName(httpVersion)
     return timings
+  }
+
+  /// `127.0.0.1:8080`, or `[::1]:443` for an IPv6 address.
+  static func address(ip: String, port: Int) -> String {
+    ip.utf8.contains(UInt8(ascii: ":")) ? "[\(ip)]:\(port)" : "\(ip):\(port)"
   }
 
   /// `HTTP/1.1` for `CURL_HTTP_VERSION_1_1`, and so on; `nil` for 0 (no response) or one

@@ -1046,7 +1046,7 @@ final class CurlTransfer {
 
   /// The transfer's phases so far (``CurlTimes``); `complete` when its body is in.
   func timings(complete: Bool) -> Response.Timings {
-    CurlTimes(of: easy, connectionsOpened: connectionsOpened())
+    CurlTimes(of: handle, connectionsOpened: connectionsOpened())
       .timings(secure: ticket.isSecure, complete: complete, unixSocketPath: unixSocketPath)
   }
 

@@ -85,6 +85,20 @@ struct CurlTimingsTests {
     #expect(timings.bodyComplete == .microseconds(2_000))
   }
 
+  @Test("a handle gives its last address text again only for the same IP and port")
+  func addressKept() throws {
+    let handle = try #require(CurlEasyHandle())
+    func address(_ ip: String, _ port: Int) -> String {
+      ip.withCString { handle.remoteAddress(ip: $0, port: port) }
+    }
+    #expect(address("127.0.0.1", 8080) == "127.0.0.1:8080")
+    #expect(address("127.0.0.1", 8080) == "127.0.0.1:8080")
+    #expect(address("127.0.0.1", 8081) == "127.0.0.1:8081")
+    #expect(address("127.0.0.2", 8081) == "127.0.0.2:8081")
+    #expect(address("::1", 8081) == "[::1]:8081")
+    #expect(address("127.0.0.1", 8080) == "127.0.0.1:8080")
+  }
+
   @Test("libcurl's HTTP versions by name")
   func versions() {
     #expect(CurlTimes.versionName(CURL_HTTP_VERSION_1_0) == "HTTP/1.0")
