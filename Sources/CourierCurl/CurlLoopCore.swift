@@ -191,7 +191,9 @@ final class CurlLoopCore {
       }
       return
     }
-    end(transfer, with: .failure(CurlEventLoop.cancelledError(ticket.request)), &completions)
+    end(
+      transfer, with: .failure(transfer.withTimings(CurlEventLoop.cancelledError(ticket.request))),
+      &completions)
   }
 
   /// Lets `ticket`'s transfer go on if its streamed body paused it (it may have ended since).
@@ -257,7 +259,8 @@ final class CurlLoopCore {
     }
     for transfer in byTicket.values {
       end(
-        transfer, with: .failure(CurlEventLoop.shutdownError(transfer.ticket.request)),
+        transfer,
+        with: .failure(transfer.withTimings(CurlEventLoop.shutdownError(transfer.ticket.request))),
         &completions)
     }
     byTicket.removeAll()

@@ -751,6 +751,11 @@ final class CurlTransfer {
   /// The error for a streamed transfer past one of its limits at `now`, or `nil`.
   func streamTimeout(at now: ContinuousClock.Instant) -> CourierError? {
     guard streamBufferSize != nil else { return nil }
+    return streamLimitPassed(at: now).map { withTimings($0) }
+  }
+
+  /// The limit of a streamed transfer that passed at `now`, or `nil`.
+  private func streamLimitPassed(at now: ContinuousClock.Instant) -> CourierError? {
     let request = ticket.request
     func timedOut(_ message: String) -> CourierError {
       CourierError(
@@ -887,8 +892,10 @@ final class CurlTransfer {
       onTermination: { if !ticket.isCancelled { loop.cancel(ticket) } })
     streamWriter = writer
     lastByte = .now
+    // The body is complete, for the timings, once its head is in: it goes on as the stream.
     var head = Response(
-      status: status, headers: HTTPHeaders(receivedLines: headerLines), request: ticket.request)
+      status: status, headers: HTTPHeaders(receivedLines: headerLines), request: ticket.request,
+      timings: timings(complete: true))
     head.bodyStream = stream
     heads.arrived.append((ticket, head))
   }
@@ -1017,18 +1024,38 @@ final class CurlTransfer {
   // MARK: Completion
 
   /// The response, or the error, for libcurl's result `code`.
+  ///
+  /// Either carries the transfer's ``Response/Timings``: the body's completion only with the
+  /// response.
   func complete(_ code: CURLcode) -> Result<Response, CourierError> {
     if code == CURLE_OK && !headHandled && !answeredEarly {
       return .failure(
-        CourierError(
-          kind: .connectionLost,
-          debugMessage:
-            "the connection closed before the response head ended (\(headerLines.count) "
-            + "bytes of header lines after the status line, no blank line)",
-          request: ticket.request, attempts: 1, stage: "transport"))
+        withTimings(
+          CourierError(
+            kind: .connectionLost,
+            debugMessage:
+              "the connection closed before the response head ended (\(headerLines.count) "
+              + "bytes of header lines after the status line, no blank line)",
+            request: ticket.request, attempts: 1, stage: "transport")))
     }
     if code == CURLE_OK || answeredEarly { return receivedResponse() }
-    return .failure(stopFailure() ?? libcurlFailure(code))
+    return .failure(withTimings(stopFailure() ?? libcurlFailure(code)))
+  }
+
+  /// The connections libcurl opened for this transfer, once read (``connectionsOpened()``).
+  private var openedConnections: Int?
+
+  /// The transfer's phases so far (``CurlTimes``); `complete` when its body is in.
+  func timings(complete: Bool) -> Response.Timings {
+    CurlTimes(of: handle, connectionsOpened: connectionsOpened())
+      .timings(secure: ticket.isSecure, complete: complete, unixSocketPath: unixSocketPath)
+  }
+
+  /// `error` with the phases the transfer reached (``timings(complete:)``).
+  func withTimings(_ error: consuming CourierError) -> CourierError {
+    var error = error
+    error.timings = timings(complete: false)
+    return error
   }
 
   /// The response received, with a download's file finished; the error when finishing the
@@ -1041,13 +1068,14 @@ final class CurlTransfer {
     var response = Response(
       status: status,
       headers: HTTPHeaders(receivedLines: lines),
-      body: body, request: request)
+      body: body, request: request, timings: timings(complete: true))
     if writing, let writer {
       do throws(CourierError) {
         response.downloadedFile = try writer.finish()
       } catch {
         var error = error
         error.request = request
+        error.timings = response.timings
         return .failure(error)
       }
     }
@@ -1134,8 +1162,10 @@ final class CurlTransfer {
 
   /// How many connections libcurl opened for this transfer.
   func connectionsOpened() -> Int {
+    if let openedConnections { return openedConnections }
     var count = 0
     _ = courier_curl_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &count)
+    openedConnections = count
     return count
   }
 

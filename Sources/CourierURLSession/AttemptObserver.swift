@@ -69,6 +69,8 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
     /// the task ends, and when a callback last showed the transfer moving.
     var headWatch: (any DispatchSourceTimer)?
     var lastActivity = ContinuousClock.now
+    /// When the attempt's phases ended, as far as the task shows them.
+    var clock = AttemptTimings()
   }
 
   /// The request as sent (with `Range` when a download resumes).
@@ -178,6 +180,8 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
         if let writer = state.writer { next = writer.prepare(next) }
         state.previous = next
         state.visited.append((next.method, next.url))
+        // The timings are the last hop's.
+        state.clock.restart()
         #if canImport(FoundationNetworking)
           // URLSession on Linux sends a request body once: its own 307/308 hop arrives with
           // an empty body (with `httpBody` and with upload tasks alike). So the
@@ -333,6 +337,7 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
     let stop = state.withLock { state -> Bool in
       state.response = http
       state.lastActivity = .now
+      state.clock.head = state.lastActivity
       /// Fails the attempt as `badResponse` for `message`; `true`: stop.
       func refuse(_ message: String) -> Bool {
         state.failure = CourierError(
@@ -454,6 +459,7 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
         CheckedContinuation<(Data, HTTPURLResponse), any Error>,
         Result<(Data, HTTPURLResponse), any Error>
       )? in
+      state.clock.end = .now
       guard let continuation = state.continuation else { return nil }
       state.continuation = nil
       let writer = state.writer
@@ -482,6 +488,29 @@ final class AttemptObserver: NSObject, URLSessionDataDelegate, @unchecked Sendab
       return (continuation, .success((body, response)))
     }
     if let (continuation, result) = resumed { continuation.resume(with: result) }
+  }
+
+  /// Keeps the phases of the task's last transaction, where the platform collects them
+  /// (``AttemptTimings``): Apple platforms call this before the task completes.
+  func urlSession(
+    _ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics
+  ) {
+    let secure = request.url.scheme?.lowercased() == "https"
+    guard let timings = AttemptTimings.timings(of: metrics, secure: secure) else { return }
+    state.withLock { $0.clock.collected = timings }
+  }
+
+  /// The attempt's phases so far (``AttemptTimings/timings(complete:streamed:)``).
+  func timings(complete: Bool, streamed: Bool = false) -> Response.Timings {
+    state.withLock { $0.clock.timings(complete: complete, streamed: streamed) }
+  }
+
+  /// `error` with the phases the attempt reached, unless it has some already.
+  func withTimings(_ error: CourierError) -> CourierError {
+    guard error.timings == nil else { return error }
+    var error = error
+    error.timings = timings(complete: false)
+    return error
   }
 
   /// Whether the response's `Content-Length` fields disagree. URLSession joins repeated

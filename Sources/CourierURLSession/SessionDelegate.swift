@@ -120,6 +120,12 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
   #endif
 
   func urlSession(
+    _ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics
+  ) {
+    observer(task)?.urlSession(session, task: task, didFinishCollecting: metrics)
+  }
+
+  func urlSession(
     _ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?
   ) {
     // The task's last callback.

@@ -29,6 +29,15 @@ import Synchronization
 /// - libcurl decodes gzip responses itself but leaves `Content-Encoding` in place; a streamed
 ///   body (`Client.stream`) arrives decoded without `Content-Encoding` and `Content-Length`.
 /// - At most 6 connections per host unless the configuration says otherwise.
+/// - ``Response/Timings``: FoundationNetworking declares `urlSession(_:task:didFinishCollecting:)`
+///   but never calls it (Swift 6.3.1), so the transport measures what its delegate sees:
+///   ``Response/Timings/firstByte`` is when the response head reached it (the whole head, a
+///   little after its first byte) and ``Response/Timings/bodyComplete`` when the task completed
+///   (for a streamed body: its head), both from the attempt's start, or the last redirect
+///   hop's. `nameLookup`, `connect`, `tlsHandshake`, `requestSent`, `connectionReused`,
+///   `remoteAddress` and `httpVersion` stay `nil` there; an error carries `firstByte` when the
+///   head had arrived. Where URLSession delivers task metrics (Apple platforms), they fill every
+///   field from the last transaction. `CurlTransport` reports every phase on Linux.
 /// - Proxies: the `http_proxy`, `HTTPS_PROXY`, `ALL_PROXY` and `NO_PROXY` environment is
 ///   followed (libcurl inside FoundationNetworking reads it); `connectionProxyDictionary` is
 ///   ignored there, so a configuration that sets it fails every request with
@@ -306,7 +315,7 @@ public struct URLSessionTransport: Transport {
           !Task.isCancelled
         else { throw error }
         let limitText = DescriptionText.duration(limit)
-        throw CourierError(
+        var timedOut = CourierError(
           kind: .timedOut,
           debugMessage: request.attributes[ResponseStreamAttribute.self] != nil
             ? "no response head within the request's timeout (\(limitText)); the task was "
@@ -315,6 +324,9 @@ public struct URLSessionTransport: Transport {
               + "(URLSession on Linux enforces timeoutInterval only while no byte arrives; "
               + "URLSessionTransport enforces the total)",
           underlying: error, request: request, attempts: 1, stage: "transport")
+        // The phases the attempt reached before the limit: no first byte, when it had none.
+        timedOut.timings = error.timings
+        throw timedOut
       }
     }
   #endif
@@ -345,11 +357,11 @@ public struct URLSessionTransport: Transport {
       let (data, urlResponse) = try await exchange(observer.request, observer: observer)
       return try response(to: request, data: data, urlResponse: urlResponse, observer: observer)
     } catch let error as CourierError {
-      var error = error
+      var error = observer.withTimings(error)
       error.request = request
       throw error
     } catch {
-      throw Self.failure(error, of: request, observer: observer)
+      throw observer.withTimings(Self.failure(error, of: request, observer: observer))
     }
   }
 
@@ -424,7 +436,8 @@ public struct URLSessionTransport: Transport {
     if let stream = observer.takeStream(), let http = urlResponse as? HTTPURLResponse {
       // A streamed `2xx`: what goes wrong from here on reaches the reader through the stream.
       var response = Response(
-        status: http.statusCode, headers: Self.headers(of: http), request: request)
+        status: http.statusCode, headers: Self.headers(of: http), request: request,
+        timings: observer.timings(complete: true, streamed: true))
       if request.method != .head, response.headers[.contentEncoding] != nil {
         // libcurl inside URLSession decodes every coding it is sent (or fails the body), so
         // the stream carries decoded bytes. A body in memory keeps the headers, and its size
@@ -443,7 +456,8 @@ public struct URLSessionTransport: Transport {
         request: request, attempts: 1, stage: "transport")
     }
     var response = Response(
-      status: http.statusCode, headers: Self.headers(of: http), body: data, request: request)
+      status: http.statusCode, headers: Self.headers(of: http), body: data, request: request,
+      timings: observer.timings(complete: true))
     if data.count > observer.limit {
       // The whole body arrived before the cancellation took effect.
       throw CourierError.bodyTooLarge(limit: observer.limit, request: request)

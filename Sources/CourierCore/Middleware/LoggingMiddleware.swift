@@ -5,8 +5,11 @@ import Foundation
 /// Levels, each including the one before:
 /// - ``Level/none``: nothing (and no cost beyond one comparison);
 /// - ``Level/basic``: one line per attempt when it ends: method, URL, status or error kind,
-///   duration, attempt, sizes and request id;
-/// - ``Level/headers``: a line when the attempt starts, and request and response headers;
+///   duration, attempt, sizes, request id, and the phases the transport measured
+///   (``Response/Timings``) in short: `dns 0.2ms connect 0.4ms tls 3.1ms ttfb 5.0ms total
+///   6.2ms reused HTTP/1.1`, only those present (``timingsText(_:)``);
+/// - ``Level/headers``: a line when the attempt starts, request and response headers, and the
+///   address the attempt connected to (`remote_address`);
 /// - ``Level/body``: JSON, form and multipart bodies up to ``maximumBodyBytes`` (default
 ///   4,096 bytes, enough for a typical JSON payload without flooding a log), redacted; binary
 ///   ones as `<N bytes binary>`, multipart request bodies as
@@ -115,7 +118,8 @@ public struct LoggingMiddleware: Middleware {
         LogEvent(
           severity: severity,
           message:
-            "\(request.method) \(url) → \(response.status) (\(fields["duration_ms"] ?? "") ms)",
+            "\(request.method) \(url) → \(response.status) (\(fields["duration_ms"] ?? "") ms)"
+            + Self.suffix(fields["timings"]),
           metadata: fields))
       return response
     } catch {
@@ -132,11 +136,15 @@ public struct LoggingMiddleware: Middleware {
       if let response = failure?.response {
         addResponse(response, to: &fields)
         outcome = "→ \(response.status) \(kind)"
+      } else if let timings = failure?.timings {
+        // The phases the failed attempt reached (a connect timeout has no ttfb).
+        addTimings(timings, to: &fields)
       }
       emit(
         LogEvent(
           severity: severity,
-          message: "\(request.method) \(url) \(outcome) (\(fields["duration_ms"] ?? "") ms)",
+          message: "\(request.method) \(url) \(outcome) (\(fields["duration_ms"] ?? "") ms)"
+            + Self.suffix(fields["timings"]),
           metadata: fields))
       throw error
     }
@@ -173,6 +181,51 @@ public struct LoggingMiddleware: Middleware {
       : String(response.downloadedFile?.byteCount ?? Int64(response.body.count))
     if level >= .headers { fields["response_headers"] = headers(response.headers, of: nil) }
     if level >= .body, let body = responseBody(response) { fields["response_body"] = body }
+    addTimings(response.timings, to: &fields)
+  }
+
+  /// The attempt's phases (`timings`), and at ``Level/headers`` the address it connected to.
+  /// The address is not on the basic line: the URL names the host already, and which of its
+  /// addresses answered matters when debugging connections, which is what headers are for.
+  private func addTimings(_ timings: Response.Timings, to fields: inout [String: String]) {
+    if let text = Self.timingsText(timings) { fields["timings"] = text }
+    if level >= .headers, let address = timings.remoteAddress { fields["remote_address"] = address }
+  }
+
+  /// `" " + text`, or nothing.
+  private static func suffix(_ text: String?) -> String {
+    guard let text else { return "" }
+    return " " + text
+  }
+
+  /// The phases of `timings` in short, as the basic line shows them: `dns 0.2ms connect 0.4ms
+  /// tls 3.1ms ttfb 5.0ms total 6.2ms reused HTTP/1.1`, with only the fields present. `total`
+  /// is the attempt's (``Response/Timings/bodyComplete``); over a reused connection the
+  /// lookup, connect and handshake (zero) are left out and `reused` says why. `nil` when the
+  /// transport measured nothing.
+  public static func timingsText(_ timings: Response.Timings) -> String? {
+    var parts: [String] = []
+    func add(_ label: String, _ phase: Duration?) {
+      if let phase { parts.append(label + " " + shortMilliseconds(phase)) }
+    }
+    let reused = timings.connectionReused == true
+    if !reused {
+      add("dns", timings.nameLookup)
+      add("connect", timings.connect)
+      add("tls", timings.tlsHandshake)
+    }
+    add("ttfb", timings.firstByte)
+    add("total", timings.bodyComplete)
+    if reused { parts.append("reused") }
+    if let version = timings.httpVersion { parts.append(version) }
+    return parts.isEmpty ? nil : parts.joined(separator: " ")
+  }
+
+  /// `12.3ms`: tenths of a millisecond, rounded, without `String(format:)`.
+  package static func shortMilliseconds(_ duration: Duration) -> String {
+    let nanoseconds = min(max(duration, .zero).clampedNanoseconds, Int64.max - 50_000)
+    let tenths = (nanoseconds + 50_000) / 100_000
+    return "\(tenths / 10).\(tenths % 10)ms"
   }
 
   /// Header lines as they may be logged; a request's own credential headers

@@ -158,3 +158,81 @@ struct LoggingMiddlewareTests {
         == #"{"token":"***", "truncat"#)
   }
 }
+
+/// The basic line's timings (``LoggingMiddleware/timingsText(_:)``).
+@Suite("LoggingMiddleware's timings")
+struct LoggingTimingsTests {
+  /// Sets the timings on every response, as a transport would.
+  struct Timed: Middleware {
+    let timings: Response.Timings
+    nonisolated(nonsending) func intercept(
+      _ request: Request, next: Next
+    ) async throws
+      -> Response
+    {
+      var response = try await next(request)
+      response.timings = timings
+      return response
+    }
+  }
+
+  static let fresh = Response.Timings(
+    nameLookup: .microseconds(210), connect: .microseconds(420), tlsHandshake: .microseconds(3_100),
+    requestSent: .microseconds(3_200), firstByte: .microseconds(4_960),
+    bodyComplete: .microseconds(6_249), connectionReused: false, remoteAddress: "127.0.0.1:443",
+    httpVersion: "HTTP/1.1")
+
+  @Test("only the fields present, in phase order; a reused connection says so instead")
+  func text() {
+    #expect(
+      LoggingMiddleware.timingsText(Self.fresh)
+        == "dns 0.2ms connect 0.4ms tls 3.1ms ttfb 5.0ms total 6.2ms HTTP/1.1")
+    let reused = Response.Timings(
+      nameLookup: .zero, connect: .zero, requestSent: .microseconds(40),
+      firstByte: .milliseconds(2), bodyComplete: .microseconds(2_460), connectionReused: true,
+      httpVersion: "HTTP/2")
+    #expect(LoggingMiddleware.timingsText(reused) == "ttfb 2.0ms total 2.5ms reused HTTP/2")
+    #expect(
+      LoggingMiddleware.timingsText(Response.Timings(firstByte: .microseconds(950)))
+        == "ttfb 1.0ms")
+    #expect(LoggingMiddleware.timingsText(Response.Timings(total: .seconds(1))) == nil)
+    #expect(LoggingMiddleware.shortMilliseconds(.seconds(12)) == "12000.0ms")
+    #expect(LoggingMiddleware.shortMilliseconds(.seconds(Int64.max)).hasSuffix("ms"))
+  }
+
+  @Test("basic puts them on the line and in `timings`; headers adds the remote address")
+  func line() async throws {
+    for level in [LoggingMiddleware.Level.basic, .headers] {
+      let sink = InMemoryLogSink()
+      let client = Client(
+        baseURL: URL(string: "https://api.example.test/"),
+        transport: StubTransport(fallback: .status(200)),
+        middleware: [LoggingMiddleware(level: level, sink: sink), Timed(timings: Self.fresh)])
+      _ = try await client.send(
+        Request(url: try #require(URL(string: "https://api.example.test/a"))))
+      let event = try #require(sink.events.last)
+      let text = "dns 0.2ms connect 0.4ms tls 3.1ms ttfb 5.0ms total 6.2ms HTTP/1.1"
+      #expect(event.message.hasSuffix(" ms) " + text), "\(event.message)")
+      #expect(event.metadata["timings"] == text)
+      #expect(event.metadata["remote_address"] == (level >= .headers ? "127.0.0.1:443" : nil))
+    }
+  }
+
+  @Test("a failure logs the phases its attempt reached")
+  func failure() async throws {
+    var error = CourierError(kind: .timedOut, debugMessage: "silent server")
+    error.timings = Response.Timings(
+      nameLookup: .microseconds(15), connect: .microseconds(300), requestSent: .microseconds(320),
+      connectionReused: false)
+    let sink = InMemoryLogSink()
+    let client = Client(
+      baseURL: URL(string: "https://api.example.test/"),
+      transport: StubTransport(fallback: .failure(error)),
+      middleware: [LoggingMiddleware(level: .basic, sink: sink)])
+    _ = await courierError {
+      try await client.send(Request(url: try #require(URL(string: "https://api.example.test/a"))))
+    }
+    let event = try #require(sink.events.last)
+    #expect(event.message.hasSuffix(" ms) dns 0.0ms connect 0.3ms"), "\(event.message)")
+  }
+}

@@ -8,8 +8,9 @@ public struct LogEvent: Sendable, Hashable {
   /// One line for people: `GET https://api.test/users?token=*** → 200 (12 ms)`.
   public var message: String
   /// Named fields: `method`, `url`, `status`, `duration_ms`, `attempt`, `request_id`,
-  /// `request_bytes`, `response_bytes`, `error_kind`, and at higher levels
-  /// `request_headers`, `response_headers`, `request_body`, `response_body`.
+  /// `request_bytes`, `response_bytes`, `error_kind`, `timings` (the transport's phases, in
+  /// short), and at higher levels `request_headers`, `response_headers`, `remote_address`,
+  /// `request_body`, `response_body`.
   public var metadata: [String: String]
   /// When it happened.
   public var date: Date

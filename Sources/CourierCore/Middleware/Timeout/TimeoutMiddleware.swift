@@ -100,12 +100,13 @@ public struct TimeoutMiddleware: Middleware {
       if token.isCancelled, !(outer?.isCancelled ?? false), !Task.isCancelled,
         Self.mayBeCancellation(error)
       {
-        throw timedOut(request, limit, overall, sent: true)
+        throw timedOut(
+          request, limit, overall, sent: true, reached: (error as? CourierError)?.timings)
       }
       // The transport's own limit, the same one, ended the attempt first. Its other limits
       // (connecting, idle) fire earlier and keep their own text.
       if let error = error as? CourierError, error.kind == .timedOut, ends.remaining <= .zero {
-        throw timedOut(request, limit, overall, sent: true)
+        throw timedOut(request, limit, overall, sent: true, reached: error.timings)
       }
       throw error
     }
@@ -180,19 +181,23 @@ public struct TimeoutMiddleware: Middleware {
   }
 
   /// The error for a limit that fired; its words are built only now, not on every attempt.
+  /// `reached`: the phases the cancelled attempt had reached, which the error keeps.
   private func timedOut(
-    _ request: Request, _ limit: Duration, _ overall: Duration?, sent: Bool
+    _ request: Request, _ limit: Duration, _ overall: Duration?, sent: Bool,
+    reached: Response.Timings? = nil
   )
     -> CourierError
   {
     let firing =
       overall.map { "the overall deadline of \($0)" } ?? "the per-attempt timeout of \(limit)"
-    return CourierError(
+    var error = CourierError(
       kind: .timedOut,
       debugMessage: sent
         ? "\(firing) fired; the attempt was cancelled"
         : "\(firing) had passed before the attempt started",
       request: request, attempts: sent ? 1 : 0, stage: "timeout")
+    if let reached { error.timings = reached }
+    return error
   }
 
 }
