@@ -75,7 +75,7 @@ final class ObservedTokens: CredentialProvider {
 }
 
 /// Answers by path: `/ok`, `/user/…` 200; `/flaky` 503 the first time; `/secure` 401 unless
-/// the bearer is `fresh`; `/hang` and `/slow` never.
+/// the bearer is `fresh`; `/big` 100,000 bytes; `/hang` and `/slow` never.
 func observabilityServer() throws -> MockServer {
   let server = try MockServer()
   let flaky = Mutex(0)
@@ -91,6 +91,7 @@ func observabilityServer() throws -> MockServer {
       return request.header("authorization") == "Bearer fresh"
         ? .json(#"{"ok":true}"#) : MockResponse(status: 401)
     case "/hang", "/slow": return MockResponse(fault: .hang)
+    case "/big": return MockResponse(body: Data(repeating: 7, count: 100_000))
     default: return .json(#"{"ok":true}"#)
     }
   }
@@ -187,6 +188,29 @@ struct ObservabilityTests {
         "started", "attempt 1", "attempt 1 ended cancelled", "failed cancelled",
         "ended cancelled",
       ])
+  }
+
+  @Test("a streamed body finishes, and its request ends, when the stream ends")
+  func streamedOrder() async throws {
+    let server = try observabilityServer()
+    defer { server.shutdown() }
+    let observer = RecordingObserver()
+    let sink = InMemoryMetricsSink()
+    let client = observedClient(server, observers: [observer, MetricsObserver(sink: sink)])
+    let streamed = try await client.stream(Endpoint<Void>(.get, "big"))
+    #expect(observer.events == ["started", "attempt 1", "attempt 1 ended 200", "head 200"])
+    var bytes = 0
+    for try await chunk in streamed.body { bytes += chunk.count }
+    #expect(bytes == 100_000)
+    // The end is reported where the stream ends, which may be just after the reader's last
+    // chunk.
+    while !observer.events.contains("ended 200") { await Task.yield() }
+    #expect(Array(observer.events.suffix(2)) == ["body 100000 true", "ended 200"])
+    let host = "127.0.0.1:\(server.port)"
+    #expect(
+      sink.counter("courier_response_body_bytes_total", ["method": "GET", "host": host])
+        == 100_000)
+    #expect(sink.gauge("courier_requests_in_flight", ["method": "GET", "host": host]) == 0)
   }
 
   @Test("a scripted mix gives exact counters, and no label holds a path, id or query")

@@ -48,7 +48,8 @@ import Foundation
 /// ``authRefreshed(_:succeeded:duration:)`` between attempts; then
 /// ``responseHead(_:response:)`` and ``bodyFinished(_:bytes:duration:completed:)``, or
 /// ``requestFailed(_:error:)``; last ``requestEnded(_:result:total:)``. A streamed body
-/// (``Response/bodyStream``) finishes, and its request ends, when the stream ends.
+/// (``Response/bodyStream``) finishes, and its request ends, when the stream ends: those two
+/// callbacks run where it ends (the transport's thread, or the reader's task).
 ///
 /// A client without observers (and without a tracer) does none of this work: no event is
 /// built, no attribute is added, no lock is taken.
