@@ -190,6 +190,22 @@ struct ObservabilityTests {
       ])
   }
 
+  @Test("a request cancelled before it starts is reported as started and failed")
+  func cancelledBeforeStart() async throws {
+    let server = try observabilityServer()
+    defer { server.shutdown() }
+    let observer = RecordingObserver()
+    let client = observedClient(server, observers: [observer])
+    let task = Task {
+      withUnsafeCurrentTask { $0?.cancel() }
+      return try await client.send(Endpoint<Data>(.get, "ok"))
+    }
+    let error = await courierError { try await task.value }
+    #expect(error?.kind == .cancelled)
+    #expect(observer.events == ["started", "failed cancelled", "ended cancelled"])
+    #expect(server.requestCount == 0)
+  }
+
   @Test("a streamed body finishes, and its request ends, when the stream ends")
   func streamedOrder() async throws {
     let server = try observabilityServer()
@@ -197,7 +213,8 @@ struct ObservabilityTests {
     let observer = RecordingObserver()
     let sink = InMemoryMetricsSink()
     let client = observedClient(server, observers: [observer, MetricsObserver(sink: sink)])
-    let streamed = try await client.stream(Endpoint<Void>(.get, "big"))
+    // A buffer far smaller than the body: the transfer cannot end before the reader reads.
+    let streamed = try await client.stream(Endpoint<Void>(.get, "big"), bufferSize: 1_024)
     #expect(observer.events == ["started", "attempt 1", "attempt 1 ended 200", "head 200"])
     var bytes = 0
     for try await chunk in streamed.body { bytes += chunk.count }
@@ -227,7 +244,8 @@ struct ObservabilityTests {
       try await client.send(Endpoint<Data>(.post, "slow").timeout(.milliseconds(200)))
     }
     let task = Task { try await client.send(Endpoint<Data>(.get, "hang")) }
-    while server.requestCount < 6 { await Task.yield() }
+    // Six requests reached the server so far (a retry and an auth resend among them).
+    while server.requestCount < 7 { await Task.yield() }
     task.cancel()
     _ = await courierError { try await task.value }
     _ = try await client.send(

@@ -112,12 +112,14 @@ public final class Client: Sendable {
   /// (``Response/bodyStream``) stays in flight until its body ends: ``cancelAll()`` then
   /// ends the body, and its download progress ends with it.
   public func send(_ request: Request) async throws(CourierError) -> Response {
-    if Task.isCancelled {
-      throw localized(CourierError(CancellationError(), request: request, stage: "client"))
-    }
     let start = ContinuousClock.now
     var request = request
     let observation = instrumentation?.start(&request, at: start)
+    if Task.isCancelled {
+      let failure = localized(CourierError(CancellationError(), request: request, stage: "client"))
+      observation?.failed(failure)
+      throw failure
+    }
     let token = RequestCancellation(parent: RequestCancellation.current)
     let ticket = inFlight.insert(token)
     var succeeded = false

@@ -56,6 +56,9 @@ final class Observation: Sendable {
   /// Attempts started: attempts of one request run one after another, but a retry loop
   /// outside auth restarts its own count, so the client counts them here.
   private let attempts = Atomic<Int>(0)
+  /// Whether the request ended: a request sent again later (taken from a response) still
+  /// carries this observation, and retry or auth in another client must not report to it.
+  private let ended = Atomic<Bool>(false)
   /// The head of a streamed response, for the events at the end of its body.
   private let streamedHead = Mutex<Response?>(nil)
 
@@ -109,7 +112,7 @@ final class Observation: Sendable {
 
   /// `RetryMiddleware` sends the request again after `delay`, because of `outcome`.
   func retryScheduled(delay: Duration, after outcome: Result<Response, CourierError>) {
-    guard !observers.isEmpty else { return }
+    guard !observers.isEmpty, !ended.load(ordering: .relaxed) else { return }
     let reason: CourierError.Kind
     let status: Int?
     switch outcome {
@@ -128,6 +131,7 @@ final class Observation: Sendable {
 
   /// `AuthMiddleware` waited for a credential refresh since `start`.
   func authRefreshed(succeeded: Bool, since start: ContinuousClock.Instant) {
+    guard !ended.load(ordering: .relaxed) else { return }
     let waited = ContinuousClock.now - start
     for observer in observers {
       observer.authRefreshed(observed, succeeded: succeeded, duration: waited)
@@ -168,6 +172,7 @@ final class Observation: Sendable {
   }
 
   private func end(_ result: Result<Response, CourierError>, total: Duration) {
+    ended.store(true, ordering: .relaxed)
     if let span { SpanAttributes.finish(span, with: result) }
     for observer in observers { observer.requestEnded(observed, result: result, total: total) }
   }
