@@ -111,10 +111,19 @@ public final class Client: Sendable {
   /// fails with kind ``CourierError/Kind/cancelled``. A response whose body is streamed
   /// (``Response/bodyStream``) stays in flight until its body ends: ``cancelAll()`` then
   /// ends the body, and its download progress ends with it.
-  public func send(_ request: Request) async throws(CourierError) -> Response {
+  public func send(_ given: Request) async throws(CourierError) -> Response {
     let start = ContinuousClock.now
-    var request = request
-    let observation = instrumentation?.start(&request, at: start)
+    // Without observers the request goes on as given, never copied into a variable.
+    let request: Request
+    let observation: Observation?
+    if let instrumentation {
+      var observed = given
+      observation = instrumentation.start(&observed, at: start)
+      request = observed
+    } else {
+      request = given
+      observation = nil
+    }
     if Task.isCancelled {
       let failure = localized(CourierError(CancellationError(), request: request, stage: "client"))
       observation?.failed(failure)
