@@ -263,6 +263,11 @@ enum ChainBenchmark {
     let silent = LoggingMiddleware(level: .none, sink: InMemoryLogSink())
     let basic = LoggingMiddleware(level: .basic, sink: DiscardingLogSink())
     let memorySink = InMemoryLogSink()
+    let metrics = InMemoryMetricsSink()
+    let observedBare = Client(
+      baseURL: base, transport: transport, observers: [MetricsObserver(sink: metrics)])
+    let observedStandard = Client.standard(
+      baseURL: base, transport: transport, observers: [MetricsObserver(sink: metrics)])
     let basicInMemory = LoggingMiddleware(level: .basic, sink: memorySink)
     func row(_ name: String, _ client: Client) -> Variant {
       Variant(name: name) { _ = try await client.send(request) }
@@ -305,6 +310,15 @@ enum ChainBenchmark {
         "ReachabilityMiddleware alone (shared system monitor)",
         client(SharedPathMonitor.system.map { [ReachabilityMiddleware(monitor: $0)] } ?? [])),
       row("GzipMiddleware alone (plain response)", client([GzipMiddleware()])),
+      Variant(
+        name:
+          "Client, 0 middleware, MetricsObserver (InMemoryMetricsSink, cleared after each round)",
+        body: { [c = observedBare] in _ = try await c.send(request) },
+        afterRound: { metrics.removeAll() }),
+      Variant(
+        name: "Client.standard + MetricsObserver (InMemoryMetricsSink, cleared after each round)",
+        body: { [c = observedStandard] in _ = try await c.send(request) },
+        afterRound: { metrics.removeAll() }),
     ]
     // Warm up: lazy initialisation, first allocations of every path.
     for variant in variants {
@@ -369,6 +383,21 @@ enum ChainBenchmark {
       "Timeout (b) timer task / (a) task group, alone (row 15 / row 14): "
         + "\(Measure.format(ns[14] / ns[13], decimals: 2)) in time, "
         + "\(Measure.format(allocations[14] - allocations[13], decimals: 1)) allocations  ")
+    let observed = try await Measure.paired(
+      pairs: iterations / 500, batch: 500, base: variants[bareIndex].body,
+      variant: variants[20].body)
+    let observedPreset = try await Measure.paired(
+      pairs: iterations / 500, batch: 500, base: variants[17].body, variant: variants[21].body)
+    metrics.removeAll()
+    print(
+      "MetricsObserver + InMemoryMetricsSink, cost per request: over the bare client (row 21 / "
+        + "row 2) \(Measure.format(observed.median)) ns paired (quartiles "
+        + "\(Measure.format(observed.lower))–\(Measure.format(observed.upper))), "
+        + "\(Measure.format(allocations[20] - allocations[bareIndex], decimals: 1)) allocations; "
+        + "over Client.standard (row 22 / row 18) \(Measure.format(observedPreset.median)) ns "
+        + "paired (quartiles \(Measure.format(observedPreset.lower))–"
+        + "\(Measure.format(observedPreset.upper))), "
+        + "\(Measure.format(allocations[21] - allocations[17], decimals: 1)) allocations  ")
     print(
       "Five middleware, timeout (c) / (a) (row 4 / row 7): "
         + "\(Measure.format(ns[3] / ns[6], decimals: 2)) in time, "

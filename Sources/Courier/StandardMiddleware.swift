@@ -1,6 +1,6 @@
 import Foundation
 
-/// The standard middleware of ``Client/standard(baseURL:transport:pipeline:encoder:decoder:reasons:locale:configure:)``,
+/// The standard middleware of ``Client/standard(baseURL:transport:pipeline:encoder:decoder:reasons:locale:observers:tracer:configure:)``,
 /// each configurable or removable, in the order they run.
 ///
 /// Outermost first, and why:
@@ -152,6 +152,9 @@ extension Client {
   ///   - decoder: For JSON responses.
   ///   - reasons: Error texts; default ``ReasonCatalog/standard``.
   ///   - locale: The language of reasons; default: the best match for the process.
+  ///   - observers: Hear every request's events, such as a ``MetricsObserver``; default none.
+  ///   - tracer: Records a span per request and per attempt and sends each attempt's
+  ///     `traceparent` (``RequestTracer``); default none.
   ///   - configure: Changes the middleware before the client is built.
   public static func standard(
     baseURL: URL? = nil,
@@ -161,16 +164,19 @@ extension Client {
     decoder: JSONDecoder = JSONDecoder(),
     reasons: ReasonCatalog = .standard,
     locale: String? = nil,
+    observers: [any ClientObserver] = [],
+    tracer: (any RequestTracer)? = nil,
     configure: (inout StandardMiddleware) -> Void = { _ in }
   ) -> Client {
     var standard = StandardMiddleware()
     configure(&standard)
     return Client(
       baseURL: baseURL, transport: transport, middleware: standard.middleware,
-      pipeline: pipeline, encoder: encoder, decoder: decoder, reasons: reasons, locale: locale)
+      pipeline: pipeline, encoder: encoder, decoder: decoder, reasons: reasons, locale: locale,
+      observers: observers, tracer: tracer)
   }
 
-  /// The transport ``standard(baseURL:transport:pipeline:encoder:decoder:reasons:locale:configure:)``
+  /// The transport ``standard(baseURL:transport:pipeline:encoder:decoder:reasons:locale:observers:tracer:configure:)``
   /// sends with when you pass none: a new ``CurlTransport`` (``CurlTransport/Configuration/standard``)
   /// where `URLSession` is FoundationNetworking's wrapper around libcurl (Linux), a new
   /// ``URLSessionTransport`` (no cookies, no cache) elsewhere.

@@ -10,8 +10,11 @@ enum Chain {
   /// Folds `middleware` from the innermost to the outermost around `transport`. Each layer
   /// wraps what it throws in a ``CourierError`` naming itself as the stage, unless an inner
   /// layer already did. The innermost layer refuses any URL scheme but `http` and `https`
-  /// before the transport sees the request.
-  static func compose(_ middleware: [any Middleware], around transport: any Transport) -> Next {
+  /// before the transport sees the request. With `observed`, the innermost layer reports each
+  /// attempt to the request's ``ObservationAttribute`` (see ``observingAttempts(_:)``).
+  static func compose(
+    _ middleware: [any Middleware], around transport: any Transport, observed: Bool = false
+  ) -> Next {
     let observes = transport.observesRequestCancellation
     let handler: Handler = { request in
       do {
@@ -38,10 +41,38 @@ enum Chain {
         throw wrapped
       }
     }
-    var next = Next(innermost: handler)
+    var next = Next(innermost: observed ? observingAttempts(handler) : handler)
     for layer in middleware.reversed() {
       next = Next(layer, before: next, stage: "middleware \(type(of: layer))")
     }
     return next
+  }
+
+  /// `handler`, reporting each attempt it sends to the request's observation: a separate
+  /// layer that only a client with observers or a tracer composes.
+  private static func observingAttempts(_ handler: @escaping Handler) -> Handler {
+    { request in
+      guard let observation = request.attributes[ObservationAttribute.self] else {
+        return try await handler(request)
+      }
+      var request = request
+      let (attempt, span) = observation.attemptStarted(&request)
+      do {
+        let response = try await handler(request)
+        observation.attemptEnded(attempt, span: span, result: .success(response))
+        return response
+      } catch {
+        var failure = error as? CourierError ?? CourierError(error, request: request)
+        if failure.kind == .cancelled, !Task.isCancelled,
+          RequestCancellation.current?.isCancelledApartFromParent == true
+        {
+          // The attempt's own token fired, not the request's: a limit ended it, and the
+          // timeout middleware reports it as timed out; so does the attempt's event.
+          failure.kind = .timedOut
+        }
+        observation.attemptEnded(attempt, span: span, result: .failure(failure))
+        throw failure
+      }
+    }
   }
 }

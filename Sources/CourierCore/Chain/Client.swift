@@ -36,8 +36,15 @@ public final class Client: Sendable {
   public let reasons: ReasonCatalog
   /// The language of error reasons, a locale of ``reasons`` such as `"en"` or `"zh-Hans"`.
   public let locale: String
+  /// What hears this client's requests' events (see ``ClientObserver``).
+  public let observers: [any ClientObserver]
+  /// What records this client's requests as spans (see ``RequestTracer``); `nil` for none.
+  public let tracer: (any RequestTracer)?
 
   private let chain: Next
+  /// The observers and the tracer; `nil` when there are neither, so that sending does none
+  /// of their work.
+  private let instrumentation: Instrumentation?
   private let base: URLBuilder.Base?
   private let inFlight = InFlightRequests()
 
@@ -53,6 +60,9 @@ public final class Client: Sendable {
   ///   - reasons: Error texts; default ``ReasonCatalog/standard`` (`en`, `zh-Hans`).
   ///   - locale: The language of reasons; default: the best match in `reasons` for the
   ///     process's preferred languages, else `"en"`.
+  ///   - observers: Hear every request's events (``ClientObserver``); default none.
+  ///   - tracer: Records a span per request and one per attempt, and sends each attempt's
+  ///     `traceparent` (``RequestTracer``); default none.
   public init(
     baseURL: URL? = nil,
     transport: any Transport,
@@ -61,7 +71,9 @@ public final class Client: Sendable {
     encoder: JSONEncoder = JSONEncoder(),
     decoder: JSONDecoder = JSONDecoder(),
     reasons: ReasonCatalog = .standard,
-    locale: String? = nil
+    locale: String? = nil,
+    observers: [any ClientObserver] = [],
+    tracer: (any RequestTracer)? = nil
   ) {
     self.baseURL = baseURL
     self.transport = transport
@@ -71,7 +83,12 @@ public final class Client: Sendable {
     self.decoder = decoder
     self.reasons = reasons
     self.locale = locale ?? reasons.bestLocale(for: ReasonCatalog.processPreferredLanguages)
-    self.chain = Chain.compose(Self.withValidation(middleware), around: transport)
+    self.observers = observers
+    self.tracer = tracer
+    let instrumentation = Instrumentation(observers: observers, tracer: tracer)
+    self.instrumentation = instrumentation
+    self.chain = Chain.compose(
+      Self.withValidation(middleware), around: transport, observed: instrumentation != nil)
     self.base = baseURL.map { URLBuilder.Base($0, keepingResolvedURLs: true) }
   }
 
@@ -94,18 +111,32 @@ public final class Client: Sendable {
   /// fails with kind ``CourierError/Kind/cancelled``. A response whose body is streamed
   /// (``Response/bodyStream``) stays in flight until its body ends: ``cancelAll()`` then
   /// ends the body, and its download progress ends with it.
-  public func send(_ request: Request) async throws(CourierError) -> Response {
-    if Task.isCancelled {
-      throw localized(CourierError(CancellationError(), request: request, stage: "client"))
-    }
+  public func send(_ given: Request) async throws(CourierError) -> Response {
     let start = ContinuousClock.now
+    // Without observers the request goes on as given, never copied into a variable.
+    let request: Request
+    let observation: Observation?
+    if let instrumentation {
+      var observed = given
+      observation = instrumentation.start(&observed, at: start)
+      request = observed
+    } else {
+      request = given
+      observation = nil
+    }
+    if Task.isCancelled {
+      let failure = localized(CourierError(CancellationError(), request: request, stage: "client"))
+      observation?.failed(failure)
+      throw failure
+    }
     let token = RequestCancellation(parent: RequestCancellation.current)
     let ticket = inFlight.insert(token)
     var succeeded = false
     var streamed: StreamCore?
     defer {
       if let streamed {
-        holdUntilEnded(streamed, request: request, token: token, ticket: ticket)
+        holdUntilEnded(
+          streamed, request: request, token: token, ticket: ticket, observation: observation)
       } else {
         inFlight.remove(ticket)
         token.detachFromParent()
@@ -120,6 +151,7 @@ public final class Client: Sendable {
       response.timings.total = ContinuousClock.now - start
       succeeded = true
       streamed = response.bodyStream?.core
+      observation?.responded(response, streamed: streamed != nil)
       return response
     } catch {
       var failure = CourierError(error, request: request)
@@ -128,7 +160,9 @@ public final class Client: Sendable {
         failure.debugMessage += "cancelled while failing as \(failure.kind)"
         failure.kind = .cancelled
       }
-      throw localized(failure)
+      failure = localized(failure)
+      observation?.failed(failure)
+      throw failure
     }
   }
 
@@ -237,7 +271,8 @@ public final class Client: Sendable {
   /// token's cancellation (``cancelAll()``) ends the body, and the body's end ends the
   /// download progress (the upload's ended with the head).
   private func holdUntilEnded(
-    _ core: StreamCore, request: Request, token: RequestCancellation, ticket: UInt64
+    _ core: StreamCore, request: Request, token: RequestCancellation, ticket: UInt64,
+    observation: Observation?
   ) {
     if !request.attributes.isEmpty {
       Self.endProgress(of: request, succeeded: true, download: false)
@@ -258,6 +293,7 @@ public final class Client: Sendable {
       if !request.attributes.isEmpty {
         Self.endProgress(of: request, succeeded: finished, upload: false)
       }
+      observation?.streamEnded(bytes: core.bytesReceived, completed: finished)
     }
   }
 

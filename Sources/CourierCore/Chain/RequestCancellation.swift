@@ -53,6 +53,13 @@ public final class RequestCancellation: Sendable {
     parent?.adopt(self)
   }
 
+  /// Whether this token was cancelled while its parent was not: an attempt's token that a
+  /// limit cancelled (``TimeoutMiddleware``), not the request.
+  var isCancelledApartFromParent: Bool {
+    guard let parent else { return false }
+    return isCancelled && !parent.isCancelled
+  }
+
   /// Stops following the parent's cancellation; call it when the request ends so a long-lived
   /// parent does not keep its children.
   public func detachFromParent() {

@@ -8,7 +8,13 @@
 ///
 /// A request that already carries a valid `traceparent` (an incoming trace your service
 /// continues) keeps its trace id; this middleware gives it a new parent (span) id. Set the
-/// header yourself, or the ``RequestIDAttribute``, to continue a trace.
+/// header yourself, the ``RequestIDAttribute``, or ``TraceContext/current`` for the task, to
+/// continue a trace.
+///
+/// A client with a ``RequestTracer`` sends each attempt's `traceparent` itself, naming the
+/// attempt's span, and that header replaces this middleware's: the server's span must point
+/// at a span the tracer records. The id this middleware records is then the request span's
+/// trace, so logs and traces still share the trace id.
 ///
 /// With ``sendsTraceparent`` off the id is only recorded: log lines and errors of one request
 /// still share it, and nothing new goes on the wire (a `traceparent` the caller set goes as
@@ -50,6 +56,7 @@ public struct RequestIDMiddleware: Middleware {
     let incoming =
       request.attributes[RequestIDAttribute.self]
       ?? request.headers[.traceparent].flatMap(TraceContext.init(traceparent:))
+      ?? TraceContext.current
     let context: TraceContext
     if sendsTraceparent {
       // A new span for this hop, announced to the server.

@@ -240,6 +240,8 @@ final class StreamCore: Sendable {
     /// failed or its reader stopped first.
     var outcome: Bool?
     var onEnd: (@Sendable (Bool) -> Void)?
+    /// Every byte the producer wrote, for the client's observers.
+    var received = 0
   }
 
   private let bufferSize: Int
@@ -258,6 +260,9 @@ final class StreamCore: Sendable {
 
   var isTerminated: Bool { state.withLock { $0.terminated } }
 
+  /// How many bytes the producer wrote so far (what the reader got once the body ended).
+  var bytesReceived: Int { state.withLock { $0.received } }
+
   /// Calls `action` once when the body ends, with `true` when its producer finished it and
   /// `false` when it failed or its reader stopped first; at once when it has ended already.
   /// What the client uses to keep a streamed request in flight until its body ends.
@@ -272,6 +277,7 @@ final class StreamCore: Sendable {
   func write(_ chunk: Data) -> Bool {
     let (waiter, ready, room) = state.withLock { state -> (Waiter?, Data, Bool) in
       guard !state.ended, !state.terminated else { return (nil, Data(), true) }
+      state.received += chunk.count
       if state.pending.isEmpty { state.pending = chunk } else { state.pending.append(chunk) }
       return Self.afterWrite(&state, bufferSize: bufferSize, deferringWake: false)
     }
@@ -291,6 +297,7 @@ final class StreamCore: Sendable {
         state.pending.reserveCapacity(Swift.min(capacity, Self.firstCapacity))
       }
       state.pending.append(contentsOf: bytes)
+      state.received += bytes.count
       let wasDeferred = state.wakeDeferred
       let (_, _, room) = Self.afterWrite(&state, bufferSize: bufferSize, deferringWake: true)
       return (room, state.wakeDeferred && !wasDeferred)

@@ -129,10 +129,14 @@ public struct AuthMiddleware: Middleware {
       resend.attributes[RequestIDAttribute.self] = trace
     }
     let fresh: RefreshCoordinator.Issued
+    let observation = request.attributes[ObservationAttribute.self]
+    let refreshStart = ContinuousClock.now
     do {
       fresh = try await coordinator.refresh(
         rejected: current, within: resend.attributes[DeadlineAttribute.self])
+      observation?.authRefreshed(succeeded: true, since: refreshStart)
     } catch {
+      observation?.authRefreshed(succeeded: false, since: refreshStart)
       throw Self.signInAgain(
         error, request: request, response: first.response ?? first.error?.response)
     }

@@ -118,6 +118,7 @@ public struct RetryMiddleware: Middleware {
       guard mayRetry, attempt < policy.maximumAttempts,
         let wait = try decide(&outcome, policy: policy, attempt: attempt, deadline: deadline)
       else { return try outcome.get() }
+      request.attributes[ObservationAttribute.self]?.retryScheduled(delay: wait, after: outcome)
       do {
         try await RequestCancellation.sleep(for: wait, clock: clock)
       } catch {
