@@ -39,7 +39,7 @@ public final class Client: Sendable {
 
   private let chain: Next
   private let base: URLBuilder.Base?
-  private let inFlight = InFlightRequests()
+  let inFlight = InFlightRequests()
 
   /// Creates a client and composes its middleware chain.
   ///
@@ -93,14 +93,19 @@ public final class Client: Sendable {
   /// Cancelling the calling `Task`, or calling ``cancelAll()``, cancels the request; it then
   /// fails with kind ``CourierError/Kind/cancelled``. A response whose body is streamed
   /// (``Response/bodyStream``) stays in flight until its body ends: ``cancelAll()`` then
-  /// ends the body, and its download progress ends with it.
+  /// ends the body, and its download progress ends with it. Once ``shutdown(gracePeriod:)``
+  /// has started, it fails at once with kind ``CourierError/Kind/shutDown``.
   public func send(_ request: Request) async throws(CourierError) -> Response {
     if Task.isCancelled {
       throw localized(CourierError(CancellationError(), request: request, stage: "client"))
     }
     let start = ContinuousClock.now
     let token = RequestCancellation(parent: RequestCancellation.current)
-    let ticket = inFlight.insert(token)
+    guard let ticket = inFlight.insert(token) else {
+      token.detachFromParent()
+      if !request.attributes.isEmpty { Self.endProgress(of: request, succeeded: false) }
+      throw localized(.refusedAtShutdown(request))
+    }
     var succeeded = false
     var streamed: StreamCore?
     defer {
@@ -128,6 +133,7 @@ public final class Client: Sendable {
         failure.debugMessage += "cancelled while failing as \(failure.kind)"
         failure.kind = .cancelled
       }
+      if let grace = inFlight.shutdownCancellation(of: ticket) { failure.noteShutdown(grace) }
       throw localized(failure)
     }
   }
@@ -242,15 +248,19 @@ public final class Client: Sendable {
     if !request.attributes.isEmpty {
       Self.endProgress(of: request, succeeded: true, download: false)
     }
-    let handler = token.addHandler {
-      core.terminate(
-        with: CourierError(
-          kind: .cancelled,
-          debugMessage: "the request was cancelled (Client.cancelAll()) while its streamed body "
-            + "was read; the transfer ended",
-          request: request, stage: "client"))
-    }
     let inFlight = inFlight
+    let handler = token.addHandler {
+      var error = CourierError(
+        kind: .cancelled,
+        debugMessage: "the request was cancelled (Client.cancelAll()) while its streamed body "
+          + "was read; the transfer ended",
+        request: request, stage: "client")
+      if let grace = inFlight.shutdownCancellation(of: ticket) {
+        error.debugMessage = "its streamed body was being read; the transfer ended"
+        error.noteShutdown(grace)
+      }
+      core.terminate(with: error)
+    }
     core.whenEnded { finished in
       token.removeHandler(handler)
       inFlight.remove(ticket)
