@@ -12,19 +12,23 @@ import Foundation
 ///    and errors; sent as `traceparent` only when you turn it on (see ``requestID``).
 /// 4. ``perRequest`` — your middleware that should run once per logical request.
 /// 5. ``retry`` — loops everything below it.
-/// 6. ``reachability`` — on every attempt: reports a failure that an absent network explains
+/// 6. ``circuitBreaker`` (off until you set one) — counts every attempt's outcome per host
+///    and fails requests fast while a host's circuit is open; inside retry, which never
+///    retries such a failure, and outside reachability and timeout, so a timed-out attempt
+///    counts and one failed by an absent network does not.
+/// 7. ``reachability`` — on every attempt: reports a failure that an absent network explains
 ///    as `notReachable` (and, in the modes that hold requests back, a wait for the network
 ///    does not use up an attempt's timeout, because it is outside the timeout).
-/// 7. ``timeout`` — per attempt, plus the overall deadline that retry respects.
-/// 8. ``perAttempt`` — your middleware that should run for every attempt.
-/// 9. ``logging`` — each attempt as it goes to the wire, with plain (decoded) bodies.
-/// 10. `ResponseValidation` — the response pipeline's checks (status, envelope, your stages),
+/// 8. ``timeout`` — per attempt, plus the overall deadline that retry respects.
+/// 9. ``perAttempt`` — your middleware that should run for every attempt.
+/// 10. ``logging`` — each attempt as it goes to the wire, with plain (decoded) bodies.
+/// 11. `ResponseValidation` — the response pipeline's checks (status, envelope, your stages),
 ///     on the decoded body; every middleware above sees a rejected response as a thrown
 ///     error, which is how retry acts on a 503 and auth on a 401. Always present; placed
 ///     higher, just outside the first middleware of yours that decodes response bodies
 ///     (`decodesResponseBodies`), when there is one, and only where you put it when you list
 ///     one in ``perRequest`` or ``perAttempt``.
-/// 11. ``gzip`` — next to the wire: compresses request bodies (when enabled) and decodes
+/// 12. ``gzip`` — next to the wire: compresses request bodies (when enabled) and decodes
 ///     responses before anything above sees them.
 ///
 /// Then the transport sends the attempt; decoding the endpoint's value happens after the
@@ -60,6 +64,10 @@ public struct StandardMiddleware: Sendable {
   /// 30 s, `Retry-After` up to 60 s) with a retry budget of 10 retries plus 20 % of requests
   /// per 10 s.
   public var retry: RetryMiddleware? = RetryMiddleware()
+  /// Default: none. A ``CircuitBreakerMiddleware`` turns a host's failures into failing fast
+  /// for every request to it, for a while; whether that helps depends on the traffic and the
+  /// backend (an app with one backend would rather retry), so it is yours to set.
+  public var circuitBreaker: CircuitBreakerMiddleware?
   /// Default: ``ReachabilityMiddleware/OfflinePolicy/inform`` over the process's
   /// ``SharedPathMonitor`` — every request is sent, and one that fails as an absent network
   /// explains (cannot find host, cannot connect, connection lost, timed out before
@@ -112,6 +120,7 @@ public struct StandardMiddleware: Sendable {
     if let requestID { chain.append(requestID) }
     chain += perRequest
     if let retry { chain.append(retry) }
+    if let circuitBreaker { chain.append(circuitBreaker) }
     if let reachability { chain.append(reachability) }
     if let timeout { chain.append(timeout) }
     chain += perAttempt

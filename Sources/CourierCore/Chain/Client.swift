@@ -46,7 +46,7 @@ public final class Client: Sendable {
   /// of their work.
   private let instrumentation: Instrumentation?
   private let base: URLBuilder.Base?
-  private let inFlight = InFlightRequests()
+  let inFlight = InFlightRequests()
 
   /// Creates a client and composes its middleware chain.
   ///
@@ -110,7 +110,8 @@ public final class Client: Sendable {
   /// Cancelling the calling `Task`, or calling ``cancelAll()``, cancels the request; it then
   /// fails with kind ``CourierError/Kind/cancelled``. A response whose body is streamed
   /// (``Response/bodyStream``) stays in flight until its body ends: ``cancelAll()`` then
-  /// ends the body, and its download progress ends with it.
+  /// ends the body, and its download progress ends with it. Once ``shutdown(gracePeriod:)``
+  /// has started, it fails at once with kind ``CourierError/Kind/shutDown``.
   public func send(_ given: Request) async throws(CourierError) -> Response {
     let start = ContinuousClock.now
     // Without observers the request goes on as given, never copied into a variable.
@@ -130,7 +131,13 @@ public final class Client: Sendable {
       throw failure
     }
     let token = RequestCancellation(parent: RequestCancellation.current)
-    let ticket = inFlight.insert(token)
+    guard let ticket = inFlight.insert(token) else {
+      token.detachFromParent()
+      if !request.attributes.isEmpty { Self.endProgress(of: request, succeeded: false) }
+      let refusal = localized(.refusedAtShutdown(request))
+      observation?.failed(refusal)
+      throw refusal
+    }
     var succeeded = false
     var streamed: StreamCore?
     defer {
@@ -160,6 +167,7 @@ public final class Client: Sendable {
         failure.debugMessage += "cancelled while failing as \(failure.kind)"
         failure.kind = .cancelled
       }
+      if let grace = inFlight.shutdownCancellation(of: ticket) { failure.noteShutdown(grace) }
       failure = localized(failure)
       observation?.failed(failure)
       throw failure
@@ -277,15 +285,19 @@ public final class Client: Sendable {
     if !request.attributes.isEmpty {
       Self.endProgress(of: request, succeeded: true, download: false)
     }
-    let handler = token.addHandler {
-      core.terminate(
-        with: CourierError(
-          kind: .cancelled,
-          debugMessage: "the request was cancelled (Client.cancelAll()) while its streamed body "
-            + "was read; the transfer ended",
-          request: request, stage: "client"))
-    }
     let inFlight = inFlight
+    let handler = token.addHandler {
+      var error = CourierError(
+        kind: .cancelled,
+        debugMessage: "the request was cancelled (Client.cancelAll()) while its streamed body "
+          + "was read; the transfer ended",
+        request: request, stage: "client")
+      if let grace = inFlight.shutdownCancellation(of: ticket) {
+        error.debugMessage = "its streamed body was being read; the transfer ended"
+        error.noteShutdown(grace)
+      }
+      core.terminate(with: error)
+    }
     core.whenEnded { finished in
       token.removeHandler(handler)
       inFlight.remove(ticket)

@@ -58,10 +58,22 @@ public protocol Transport: Sendable {
   /// the client then runs each attempt in a task of its own that the token cancels. `true`
   /// runs the attempt inline in the caller's task, without that hop.
   var observesRequestCancellation: Bool { get }
+
+  /// Stops the transport for good: ends what it still has in flight, closes its connections
+  /// and stops its threads; later sends fail without touching the network. Calling it again
+  /// does nothing. The default does nothing, for a transport that holds no such resources.
+  ///
+  /// A ``Client`` never calls it: several clients may share one transport. Whoever made the
+  /// transport calls it when done, after ``Client/shutdown(gracePeriod:)`` has let the
+  /// requests in flight finish.
+  func shutdown()
 }
 
 extension Transport {
   /// `false`: the client runs each attempt in a task of its own, which the request's
   /// ``RequestCancellation`` cancels.
   public var observesRequestCancellation: Bool { false }
+
+  /// Does nothing: the transport holds nothing to release.
+  public func shutdown() {}
 }

@@ -75,6 +75,9 @@ public final class RecordingTransport: Transport {
   /// Whatever the wrapped transport says.
   public var observesRequestCancellation: Bool { wrapped.observesRequestCancellation }
 
+  /// Shuts the wrapped transport down.
+  public func shutdown() { wrapped.shutdown() }
+
   private func record(_ interaction: Cassette.Interaction) throws(CourierError) {
     // Written under the lock, so that files on disk follow the order of interactions.
     let failure = cassette.withLock { cassette -> (any Error)? in
