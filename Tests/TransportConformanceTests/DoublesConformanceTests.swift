@@ -380,7 +380,9 @@ struct DoublesConformanceTests {
     .timeLimit(.minutes(1)), arguments: TransportKind.wire)
   func requestTimeout(kind: TransportKind) async throws {
     var slow = Self.profile
-    slow.delay = .seconds(3)
+    // Far past the timeout: on a loaded machine URLSession's shared queue can be seconds
+    // late to act on the cancellation, and an answer that lands first is not a timeout.
+    slow.delay = .seconds(10)
     let run = try await ThreeWays.run(
       kind, Script(slow), Endpoint<Profile>(.get, "slow").timeout(.milliseconds(200)))
     #expect(run.production.error == "timedOut -")

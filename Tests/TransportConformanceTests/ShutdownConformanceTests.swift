@@ -70,10 +70,13 @@ struct ShutdownConformanceTests {
     try await exercise(kind, on: server)
     // CurlTransport closed its connections and joined its threads in shutdown(); URLSession
     // lets go of its connections when its session is released (the transport was) and the
-    // server has closed its ends. No event says when: look, for at most 10 s.
+    // server has closed its ends. No event says when: look, for at most 10 s by the clock
+    // (a count of short sleeps stretched to a minute on a loaded machine, and listing
+    // /proc each time took the CPU the rest of the test run needed).
     server.shutdown()
-    for _ in 0..<2000 where openSockets() > sockets || threadCount() > threads {
-      try await Task.sleep(for: .milliseconds(5))
+    let giveUp = ContinuousClock.now + .seconds(10)
+    while openSockets() > sockets || threadCount() > threads, ContinuousClock.now < giveUp {
+      try await Task.sleep(for: .milliseconds(50))
     }
     #expect(openSockets() <= sockets, "\(kind): \(sockets) sockets before, \(openSockets()) after")
     #expect(threadCount() <= threads, "\(kind): \(threads) threads before, \(threadCount()) after")
