@@ -213,3 +213,49 @@ struct CircuitBreakerTests {
 final class StateChanges: Sendable {
   let list = Mutex<[String]>([])
 }
+
+/// The breaker's state through a ``MetricsSink``: a gauge per host that is 1 while the
+/// circuit is not closed, and a counter of transitions.
+@Suite("CircuitBreakerMiddleware: state in metrics", .timeLimit(.minutes(1)))
+struct CircuitBreakerMetricsTests {
+  @Test("open, half-open, open, half-open, closed: the gauge follows, each change counted")
+  func stateInMetrics() async {
+    let clock = TestClock()
+    let stub = StubTransport(clock: clock)
+    stub.on(nil, "ok", .text("ok"))
+    stub.on(nil, "fail", .status(503))
+    let sink = InMemoryMetricsSink()
+    let breaker = CircuitBreakerMiddleware(
+      policy: CircuitBreakerPolicy(
+        minimumRequests: 100, consecutiveFailures: 2, openDuration: .seconds(10), probes: 1),
+      clock: clock, onStateChange: CircuitBreakerMiddleware.recordingState(in: sink))
+    let client = Client(transport: stub, middleware: [breaker], locale: "en")
+    func send(_ path: String) async {
+      _ = await courierError {
+        try await client.send(Endpoint<String>(.get, "http://a.test/\(path)"))
+      }
+    }
+    let host = ["host": "a.test:80"]
+    await send("fail")
+    await send("fail")
+    #expect(breaker.state(for: "a.test:80") == .open)
+    #expect(sink.gauge("courier_circuit_not_closed", host) == 1)
+    clock.advance(by: .seconds(10))
+    await send("fail")
+    #expect(breaker.state(for: "a.test:80") == .open)
+    #expect(sink.gauge("courier_circuit_not_closed", host) == 1, "half-open, then open: still 1")
+    clock.advance(by: .seconds(10))
+    await send("ok")
+    #expect(breaker.state(for: "a.test:80") == .closed)
+    #expect(sink.gauge("courier_circuit_not_closed", host) == 0)
+    func transitions(_ from: String, _ to: String) -> Int64 {
+      sink.counter(
+        "courier_circuit_transitions_total", ["host": "a.test:80", "from": from, "to": to])
+    }
+    #expect(transitions("closed", "open") == 1)
+    #expect(transitions("open", "halfOpen") == 2)
+    #expect(transitions("halfOpen", "open") == 1)
+    #expect(transitions("halfOpen", "closed") == 1)
+    #expect(sink.counterTotal("courier_circuit_transitions_total") == 5)
+  }
+}
