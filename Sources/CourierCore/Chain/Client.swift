@@ -168,6 +168,9 @@ public final class Client: Sendable {
         failure.kind = .cancelled
       }
       if let grace = inFlight.shutdownCancellation(of: ticket) { failure.noteShutdown(grace) }
+      var timings = failure.timings ?? Response.Timings()
+      timings.total = ContinuousClock.now - start
+      failure.timings = timings
       failure = localized(failure)
       observation?.failed(failure)
       throw failure

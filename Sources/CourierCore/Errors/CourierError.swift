@@ -180,7 +180,9 @@ public struct CourierError: Error, Sendable {
   }
   /// How far the last attempt got, and when (``Response/Timings``): the phases it reached,
   /// so a connect timeout has a lookup time and no first-byte time. The response's timings
-  /// when a response arrived; `nil` when no attempt reached a transport that measures them.
+  /// when a response arrived. An error a ``Client`` throws from sending always has them, with
+  /// ``Response/Timings/total`` the time the request took to fail; `nil` on an error made
+  /// elsewhere that no transport measured.
   public var timings: Response.Timings? {
     get { storage.fields.timings ?? storage.fields.response?.timings }
     set { change { $0.timings = newValue } }
