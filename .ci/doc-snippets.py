@@ -110,9 +110,10 @@ for index, (origin, code) in enumerate(blocks):
         declaration for declaration, modules in PARAMETERS if modules is None or modules & visible
     )
     if set(own) & STAND_INS:
-        # An adapter to a package of the Swift server ecosystem: a file of its own, as the
-        # reader copies it, compiled against Tests/Consumer's stand-ins of that package.
-        source = f"// {origin}\n{imports}{testing}\n{code}\n"
+        # An adapter to a package of the Swift server ecosystem: its declarations as the
+        # reader copies them, compiled against Tests/Consumer's stand-ins of that package, in
+        # an enum of their own so that two examples may declare the same adapter.
+        source = f"// {origin}\n{imports}{testing}\nenum Snippet{index} {{\n{body}\n}}\n"
     elif is_test_file:
         source = f"// {origin}\n{imports}{testing}\nstruct Snippet{index} {{\n{body}\n}}\n"
     else:

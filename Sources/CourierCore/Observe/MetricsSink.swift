@@ -12,22 +12,37 @@
 ///
 /// ## Writing your own
 /// Return a handler for a label and its dimensions. The observer asks again for every event,
-/// so return the same handler for the same label and dimensions (cache them), as
-/// swift-metrics' factories do. Forwarding to swift-metrics:
+/// so a sink that builds something costly per handler should keep one per label and
+/// dimensions, as swift-metrics' backends do. The Adapters article has the sink that
+/// forwards to swift-metrics; one that prints every figure:
 ///
 /// ```swift
-/// import Metrics
+/// import Courier
 ///
-/// struct ForwardedCounter: MetricsCounter {
-///   let counter: Counter
-///   func increment(by amount: Int64) { counter.increment(by: amount) }
-/// }
-///
-/// struct SwiftMetricsSink: MetricsSink {
-///   func makeCounter(label: String, dimensions: [(String, String)]) -> any MetricsCounter {
-///     ForwardedCounter(counter: Counter(label: label, dimensions: dimensions))
+/// struct PrintingSink: MetricsSink {
+///   struct Handler: MetricsCounter, MetricsRecorder, MetricsTimer, MetricsGauge {
+///     let label: String
+///     func increment(by amount: Int64) { print(label, "+\(amount)") }
+///     func record(_ value: Double) { print(label, value) }
+///     func recordNanoseconds(_ duration: Int64) { print(label, "\(duration) ns") }
+///     func increment(by amount: Double) { print(label, "+\(amount)") }
+///     func decrement(by amount: Double) { print(label, "-\(amount)") }
 ///   }
-///   // makeRecorder, makeTimer and makeGauge likewise, over Recorder, Timer and Meter.
+///
+///   func makeCounter(label: String, dimensions: [(String, String)]) -> any MetricsCounter {
+///     Handler(label: label)
+///   }
+///   func makeRecorder(
+///     label: String, dimensions: [(String, String)], aggregate: Bool
+///   ) -> any MetricsRecorder {
+///     Handler(label: label)
+///   }
+///   func makeTimer(label: String, dimensions: [(String, String)]) -> any MetricsTimer {
+///     Handler(label: label)
+///   }
+///   func makeGauge(label: String, dimensions: [(String, String)]) -> any MetricsGauge {
+///     Handler(label: label)
+///   }
 /// }
 /// ```
 public protocol MetricsSink: Sendable {

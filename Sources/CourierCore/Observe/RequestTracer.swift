@@ -28,16 +28,30 @@
 ///
 /// ## Writing your own
 /// Return a ``TraceSpan`` whose ``TraceSpan/context`` is the span's W3C context: the
-/// parent's trace id (when there is a parent) and an id of its own.
+/// parent's trace id (when there is a parent) and an id of its own. The Adapters article has
+/// the tracer that records through swift-distributed-tracing; one that prints its spans:
 ///
 /// ```swift
-/// import Tracing
+/// import Courier
 ///
-/// struct SwiftTracingAdapter: RequestTracer {
-///   func startSpan(
-///     _ name: String, kind: TraceSpanKind, parent: TraceContext?
-///   ) -> any TraceSpan {
-///     AdaptedSpan(name: name, parent: parent)  // wraps InstrumentationSystem.tracer's span
+/// final class PrintedSpan: TraceSpan {
+///   let name: String
+///   let context: TraceContext
+///
+///   init(name: String, context: TraceContext) {
+///     self.name = name
+///     self.context = context
+///   }
+///
+///   func setAttribute(_ key: String, _ value: TraceAttributeValue) { print(name, key, value) }
+///   func recordError(_ error: CourierError) { print(name, "failed:", error.kind) }
+///   func setStatus(_ status: TraceSpanStatus) {}
+///   func end() { print(name, "ended", context.traceparent) }
+/// }
+///
+/// struct PrintingTracer: RequestTracer {
+///   func startSpan(_ name: String, kind: TraceSpanKind, parent: TraceContext?) -> any TraceSpan {
+///     PrintedSpan(name: name, context: parent?.child() ?? .random())
 ///   }
 /// }
 /// ```
