@@ -35,9 +35,9 @@ import Synchronization
 ///
 /// ```swift
 /// let client = Client.standard(baseURL: base) {
-///   $0.circuitBreaker = CircuitBreakerMiddleware { host, old, new in
+///   $0.circuitBreaker = CircuitBreakerMiddleware(onStateChange: { host, old, new in
 ///     print("circuit \(host): \(old) → \(new)")
-///   }
+///   })
 /// }
 /// ```
 ///
