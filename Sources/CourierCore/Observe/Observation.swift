@@ -183,7 +183,9 @@ enum SpanAttributes {
   static func describe(_ request: Request, on span: any TraceSpan) {
     span.setAttribute("http.request.method", .string(request.method.rawValue))
     let url = request.url
-    if let host = url.host { span.setAttribute("server.address", .string(host)) }
+    if let host = HostText.host(of: url, lowercased: false) {
+      span.setAttribute("server.address", .string(host))
+    }
     if let port = url.port ?? defaultPort(of: url) { span.setAttribute("server.port", .int(port)) }
     span.setAttribute("url.full", .string(Redaction.standard.url(url)))
   }
