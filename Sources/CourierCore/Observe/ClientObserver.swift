@@ -76,7 +76,7 @@ public protocol ClientObserver: Sendable {
   /// its own wait.
   func authRefreshed(_ request: ObservedRequest, succeeded: Bool, duration: Duration)
   /// The final response's head left the chain (status and headers; for a streamed body, the
-  /// body is still to come).
+  /// body is still to come, and ``Response/bodyStream`` is `nil`: the stream is the caller's).
   func responseHead(_ request: ObservedRequest, response: Response)
   /// The response body is complete: `bytes` long, `duration` after the request started. For
   /// a buffered body right after ``responseHead(_:response:)``; for a streamed one when the

@@ -59,7 +59,9 @@ final class Observation: Sendable {
   /// Whether the request ended: a request sent again later (taken from a response) still
   /// carries this observation, and retry or auth in another client must not report to it.
   private let ended = Atomic<Bool>(false)
-  /// The head of a streamed response, for the events at the end of its body.
+  /// The head of a streamed response, for the events at the end of its body; kept without
+  /// its ``Response/bodyStream``, whose last copy going is how a reader that drops the stream
+  /// unread ends the request.
   private let streamedHead = Mutex<Response?>(nil)
 
   init(
@@ -141,11 +143,14 @@ final class Observation: Sendable {
   /// The chain returned `response`; for a buffered body the request is over, for a streamed
   /// one it ends in ``streamEnded(bytes:completed:)``.
   func responded(_ response: Response, streamed: Bool) {
-    for observer in observers { observer.responseHead(observed, response: response) }
     guard !streamed else {
-      streamedHead.withLock { $0 = response }
+      var head = response
+      head.bodyStream = nil
+      for observer in observers { observer.responseHead(observed, response: head) }
+      streamedHead.withLock { $0 = head }
       return
     }
+    for observer in observers { observer.responseHead(observed, response: response) }
     let elapsed = ContinuousClock.now - observed.start
     for observer in observers {
       observer.bodyFinished(
