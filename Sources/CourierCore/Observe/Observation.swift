@@ -159,15 +159,18 @@ final class Observation: Sendable {
     end(.success(response), total: response.timings.total ?? elapsed)
   }
 
-  /// The streamed body ended after `bytes` bytes.
-  func streamEnded(bytes: Int, completed: Bool) {
+  /// The streamed body ended after `bytes` bytes; `failure` is the error it failed with (not
+  /// set when its reader stopped first). The request still ends with its response, as the
+  /// observers' order says, but its span records the failure: a body cut in mid-transfer is
+  /// not a successful call.
+  func streamEnded(bytes: Int, completed: Bool, failure: CourierError? = nil) {
     let elapsed = ContinuousClock.now - observed.start
     guard var response = streamedHead.withLock({ $0.take() }) else { return }
     for observer in observers {
       observer.bodyFinished(observed, bytes: bytes, duration: elapsed, completed: completed)
     }
     response.timings.total = elapsed
-    end(.success(response), total: elapsed)
+    end(.success(response), total: elapsed, bodyFailure: failure)
   }
 
   /// The request failed with `error`, the error the caller gets.
@@ -176,9 +179,18 @@ final class Observation: Sendable {
     end(.failure(error), total: ContinuousClock.now - observed.start)
   }
 
-  private func end(_ result: Result<Response, CourierError>, total: Duration) {
+  private func end(
+    _ result: Result<Response, CourierError>, total: Duration, bodyFailure: CourierError? = nil
+  ) {
     ended.store(true, ordering: .relaxed)
-    if let span { SpanAttributes.finish(span, with: result) }
+    if let span {
+      if let bodyFailure, case .success(let response) = result {
+        span.setAttribute("http.response.status_code", .int(response.status))
+        SpanAttributes.finish(span, with: .failure(bodyFailure))
+      } else {
+        SpanAttributes.finish(span, with: result)
+      }
+    }
     for observer in observers { observer.requestEnded(observed, result: result, total: total) }
   }
 }

@@ -34,6 +34,29 @@ struct StreamedObservationTests {
   }
 }
 
+extension StreamedObservationTests {
+  @Test("a streamed body that fails in mid-body marks the request span as failed")
+  func failedInMidBody() async throws {
+    let stub = StubTransport()
+    var answer = StubResponse.data(Data(repeating: 1, count: 4_000)).chunked(1_000)
+    answer.streamFailure = CourierError(kind: .connectionLost, debugMessage: "scripted")
+    stub.on(nil, "cut", answer)
+    let tracer = InMemoryTracer()
+    let client = Client(transport: stub, locale: "en", tracer: tracer)
+    let streamed = try await client.stream(Endpoint<Void>(.get, "http://a.test/cut"))
+    let error = await courierError {
+      for try await _ in streamed.body {}
+    }
+    #expect(error?.kind == .connectionLost)
+    #expect(client.inFlightCount == 0)
+    let request = try #require(tracer.spans.first { $0.parent == nil })
+    #expect(request.isEnded)
+    #expect(request.status == .error("connectionLost"))
+    #expect(request.attributes["error.type"] == .string("connectionLost"))
+    #expect(request.errors.map(\.kind) == [.connectionLost])
+  }
+}
+
 /// Notes whether each response head an observer hears carries a body stream.
 final class HeadRecorder: ClientObserver {
   private let seen = Mutex<[Bool]>([])
