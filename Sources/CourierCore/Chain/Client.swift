@@ -308,7 +308,8 @@ public final class Client: Sendable {
       if !request.attributes.isEmpty {
         Self.endProgress(of: request, succeeded: finished, upload: false)
       }
-      observation?.streamEnded(bytes: core.bytesReceived, completed: finished)
+      observation?.streamEnded(
+        bytes: core.bytesReceived, completed: finished, failure: finished ? nil : core.endError)
     }
   }
 

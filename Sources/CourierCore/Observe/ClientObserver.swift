@@ -76,7 +76,7 @@ public protocol ClientObserver: Sendable {
   /// its own wait.
   func authRefreshed(_ request: ObservedRequest, succeeded: Bool, duration: Duration)
   /// The final response's head left the chain (status and headers; for a streamed body, the
-  /// body is still to come).
+  /// body is still to come, and ``Response/bodyStream`` is `nil`: the stream is the caller's).
   func responseHead(_ request: ObservedRequest, response: Response)
   /// The response body is complete: `bytes` long, `duration` after the request started. For
   /// a buffered body right after ``responseHead(_:response:)``; for a streamed one when the
@@ -140,12 +140,13 @@ public struct ObservedRequest: Sendable {
   /// The request's method, such as `GET`.
   public var method: String { request.method.rawValue }
 
-  /// `host` or `host:port` (when the URL names a port), IPv6 addresses in brackets: the
-  /// only part of the URL fit for a metric label or a span name.
+  /// `host` or `host:port` (when the URL names a port), lowercased, IPv6 addresses in
+  /// brackets, control characters percent-encoded: the only part of the URL fit for a metric
+  /// label or a span name.
   public var host: String { Self.hostLabel(of: request.url) }
 
   static func hostLabel(of url: URL) -> String {
-    guard var host = url.host, !host.isEmpty else { return "" }
+    guard var host = HostText.host(of: url, lowercased: true) else { return "" }
     if host.contains(":"), !host.hasPrefix("[") { host = "[\(host)]" }
     guard let port = url.port else { return host }
     return "\(host):\(port)"

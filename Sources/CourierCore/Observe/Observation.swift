@@ -59,7 +59,9 @@ final class Observation: Sendable {
   /// Whether the request ended: a request sent again later (taken from a response) still
   /// carries this observation, and retry or auth in another client must not report to it.
   private let ended = Atomic<Bool>(false)
-  /// The head of a streamed response, for the events at the end of its body.
+  /// The head of a streamed response, for the events at the end of its body; kept without
+  /// its ``Response/bodyStream``, whose last copy going is how a reader that drops the stream
+  /// unread ends the request.
   private let streamedHead = Mutex<Response?>(nil)
 
   init(
@@ -141,11 +143,14 @@ final class Observation: Sendable {
   /// The chain returned `response`; for a buffered body the request is over, for a streamed
   /// one it ends in ``streamEnded(bytes:completed:)``.
   func responded(_ response: Response, streamed: Bool) {
-    for observer in observers { observer.responseHead(observed, response: response) }
     guard !streamed else {
-      streamedHead.withLock { $0 = response }
+      var head = response
+      head.bodyStream = nil
+      for observer in observers { observer.responseHead(observed, response: head) }
+      streamedHead.withLock { $0 = head }
       return
     }
+    for observer in observers { observer.responseHead(observed, response: response) }
     let elapsed = ContinuousClock.now - observed.start
     for observer in observers {
       observer.bodyFinished(
@@ -154,15 +159,18 @@ final class Observation: Sendable {
     end(.success(response), total: response.timings.total ?? elapsed)
   }
 
-  /// The streamed body ended after `bytes` bytes.
-  func streamEnded(bytes: Int, completed: Bool) {
+  /// The streamed body ended after `bytes` bytes; `failure` is the error it failed with (not
+  /// set when its reader stopped first). The request still ends with its response, as the
+  /// observers' order says, but its span records the failure: a body cut in mid-transfer is
+  /// not a successful call.
+  func streamEnded(bytes: Int, completed: Bool, failure: CourierError? = nil) {
     let elapsed = ContinuousClock.now - observed.start
     guard var response = streamedHead.withLock({ $0.take() }) else { return }
     for observer in observers {
       observer.bodyFinished(observed, bytes: bytes, duration: elapsed, completed: completed)
     }
     response.timings.total = elapsed
-    end(.success(response), total: elapsed)
+    end(.success(response), total: elapsed, bodyFailure: failure)
   }
 
   /// The request failed with `error`, the error the caller gets.
@@ -171,9 +179,18 @@ final class Observation: Sendable {
     end(.failure(error), total: ContinuousClock.now - observed.start)
   }
 
-  private func end(_ result: Result<Response, CourierError>, total: Duration) {
+  private func end(
+    _ result: Result<Response, CourierError>, total: Duration, bodyFailure: CourierError? = nil
+  ) {
     ended.store(true, ordering: .relaxed)
-    if let span { SpanAttributes.finish(span, with: result) }
+    if let span {
+      if let bodyFailure, case .success(let response) = result {
+        span.setAttribute("http.response.status_code", .int(response.status))
+        SpanAttributes.finish(span, with: .failure(bodyFailure))
+      } else {
+        SpanAttributes.finish(span, with: result)
+      }
+    }
     for observer in observers { observer.requestEnded(observed, result: result, total: total) }
   }
 }
@@ -183,7 +200,9 @@ enum SpanAttributes {
   static func describe(_ request: Request, on span: any TraceSpan) {
     span.setAttribute("http.request.method", .string(request.method.rawValue))
     let url = request.url
-    if let host = url.host { span.setAttribute("server.address", .string(host)) }
+    if let host = HostText.host(of: url, lowercased: false) {
+      span.setAttribute("server.address", .string(host))
+    }
     if let port = url.port ?? defaultPort(of: url) { span.setAttribute("server.port", .int(port)) }
     span.setAttribute("url.full", .string(Redaction.standard.url(url)))
   }

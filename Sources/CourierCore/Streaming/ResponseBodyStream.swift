@@ -228,6 +228,9 @@ final class StreamCore: Sendable {
     var pending = Data()
     var ended = false
     var failure: CourierError?
+    /// The error the body ended with, kept (``failure`` is taken by the reader): for
+    /// ``StreamCore/endError``.
+    var endError: CourierError?
     var waiter: Waiter?
     /// A waiting reader has bytes, to be woken at the producer's ``flush()``.
     var wakeDeferred = false
@@ -259,6 +262,11 @@ final class StreamCore: Sendable {
   }
 
   var isTerminated: Bool { state.withLock { $0.terminated } }
+
+  /// The error the body ended with: its producer's failure, or the error it was terminated
+  /// with (the client's cancellation or shutdown); `nil` while it goes on, when it ended
+  /// whole, or when its reader stopped.
+  var endError: CourierError? { state.withLock { $0.endError } }
 
   /// How many bytes the producer wrote so far (what the reader got once the body ended).
   var bytesReceived: Int { state.withLock { $0.received } }
@@ -364,6 +372,7 @@ final class StreamCore: Sendable {
       guard !state.ended, !state.terminated else { return (nil, .success(nil), nil) }
       state.ended = true
       state.failure = failure
+      state.endError = failure
       state.outcome = failure == nil
       state.onDemand = nil
       state.onTermination = nil
@@ -405,6 +414,7 @@ final class StreamCore: Sendable {
       state -> (Waiter?, (@Sendable () -> Void)?, (@Sendable (Bool) -> Void)?) in
       guard !state.terminated else { return (nil, nil, nil) }
       state.terminated = true
+      if !state.ended, state.endError == nil { state.endError = error }
       state.pending = Data()
       state.wakeDeferred = false
       state.onDemand = nil

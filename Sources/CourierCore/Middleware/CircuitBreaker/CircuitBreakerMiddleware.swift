@@ -140,9 +140,10 @@ public final class CircuitBreakerMiddleware: Middleware, CustomStringConvertible
   ]
 
   /// The circuit's key for `url`: its host, lowercased, and its port (the scheme's default
-  /// when the URL names none): `api.example.com:443`, `[::1]:8080`.
+  /// when the URL names none): `api.example.com:443`, `[::1]:8080`. Control characters in a
+  /// host given percent-encoded stay percent-encoded.
   public static func hostKey(for url: URL) -> String {
-    var host = (url.host ?? "").lowercased()
+    var host = HostText.host(of: url, lowercased: true) ?? ""
     if host.contains(":"), !host.hasPrefix("[") { host = "[\(host)]" }
     let port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
     return "\(host):\(port)"

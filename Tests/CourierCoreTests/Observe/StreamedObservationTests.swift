@@ -1,0 +1,67 @@
+import CourierCore
+import CourierTesting
+import Foundation
+import Synchronization
+import Testing
+
+/// A streamed response whose reader drops it unread ends its request at once, as it does on
+/// a client without observers: observing a request must not keep its stream alive.
+@Suite("Observed streamed bodies end when the reader drops them", .timeLimit(.minutes(1)))
+struct StreamedObservationTests {
+  @Test("dropping an unread stream ends the request: in flight 0, span ended, gauge 0")
+  func droppedUnread() async throws {
+    let stub = StubTransport()
+    stub.on(nil, "big", StubResponse.data(Data(repeating: 1, count: 200_000)).chunked(1_000))
+    let sink = InMemoryMetricsSink()
+    let tracer = InMemoryTracer()
+    let heads = HeadRecorder()
+    let client = Client(
+      transport: stub, locale: "en", observers: [MetricsObserver(sink: sink), heads],
+      tracer: tracer)
+    do {
+      let streamed = try await client.stream(
+        Endpoint<Void>(.get, "http://a.test/big"), bufferSize: 1_024)
+      #expect(streamed.head.status == 200)
+      #expect(client.inFlightCount == 1)
+    }
+    // The stream's last copy is gone: the body ended, unread, right there.
+    #expect(client.inFlightCount == 0)
+    #expect(sink.gauge("courier_requests_in_flight", ["method": "GET", "host": "a.test"]) == 0)
+    #expect(sink.counterTotal("courier_requests_total") == 1)
+    #expect(tracer.spans.count == 2)
+    #expect(tracer.spans.filter { !$0.isEnded }.isEmpty, "\(tracer.spans)")
+    #expect(heads.streams == [false], "an observer is not handed the caller's stream")
+  }
+}
+
+extension StreamedObservationTests {
+  @Test("a streamed body that fails in mid-body marks the request span as failed")
+  func failedInMidBody() async throws {
+    let stub = StubTransport()
+    var answer = StubResponse.data(Data(repeating: 1, count: 4_000)).chunked(1_000)
+    answer.streamFailure = CourierError(kind: .connectionLost, debugMessage: "scripted")
+    stub.on(nil, "cut", answer)
+    let tracer = InMemoryTracer()
+    let client = Client(transport: stub, locale: "en", tracer: tracer)
+    let streamed = try await client.stream(Endpoint<Void>(.get, "http://a.test/cut"))
+    let error = await courierError {
+      for try await _ in streamed.body {}
+    }
+    #expect(error?.kind == .connectionLost)
+    #expect(client.inFlightCount == 0)
+    let request = try #require(tracer.spans.first { $0.parent == nil })
+    #expect(request.isEnded)
+    #expect(request.status == .error("connectionLost"))
+    #expect(request.attributes["error.type"] == .string("connectionLost"))
+    #expect(request.errors.map(\.kind) == [.connectionLost])
+  }
+}
+
+/// Notes whether each response head an observer hears carries a body stream.
+final class HeadRecorder: ClientObserver {
+  private let seen = Mutex<[Bool]>([])
+  var streams: [Bool] { seen.withLock { $0 } }
+  func responseHead(_ request: ObservedRequest, response: Response) {
+    seen.withLock { $0.append(response.bodyStream != nil) }
+  }
+}
