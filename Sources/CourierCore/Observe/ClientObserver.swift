@@ -82,10 +82,11 @@ public protocol ClientObserver: Sendable {
   /// a buffered body right after ``responseHead(_:response:)``; for a streamed one when the
   /// stream ends, `completed` `false` when it failed or its reader stopped first.
   func bodyFinished(_ request: ObservedRequest, bytes: Int, duration: Duration, completed: Bool)
-  /// The request failed: every error leaving the client, after retries.
+  /// The request failed: every error leaving the client, after retries, and the error a
+  /// streamed body failed with in mid-transfer (its ``CourierError/response`` the head).
   func requestFailed(_ request: ObservedRequest, error: CourierError)
   /// The request is over, `total` after it started: with its response (for a streamed body,
-  /// when the body ended) or its error.
+  /// when the body ended) or its error (a streamed body cut in mid-transfer: that error).
   func requestEnded(
     _ request: ObservedRequest, result: Result<Response, CourierError>, total: Duration)
 }

@@ -160,9 +160,8 @@ final class Observation: Sendable {
   }
 
   /// The streamed body ended after `bytes` bytes; `failure` is the error it failed with (not
-  /// set when its reader stopped first). The request still ends with its response, as the
-  /// observers' order says, but its span records the failure: a body cut in mid-transfer is
-  /// not a successful call.
+  /// set when its reader stopped first). A body cut in mid-transfer is not a successful call:
+  /// the request then fails with that error, the response head attached to it.
   func streamEnded(bytes: Int, completed: Bool, failure: CourierError? = nil) {
     let elapsed = ContinuousClock.now - observed.start
     guard var response = streamedHead.withLock({ $0.take() }) else { return }
@@ -170,27 +169,23 @@ final class Observation: Sendable {
       observer.bodyFinished(observed, bytes: bytes, duration: elapsed, completed: completed)
     }
     response.timings.total = elapsed
-    end(.success(response), total: elapsed, bodyFailure: failure)
+    guard var failure else {
+      end(.success(response), total: elapsed)
+      return
+    }
+    if failure.response == nil { failure.response = response }
+    failed(failure, total: elapsed)
   }
 
   /// The request failed with `error`, the error the caller gets.
-  func failed(_ error: CourierError) {
+  func failed(_ error: CourierError, total: Duration? = nil) {
     for observer in observers { observer.requestFailed(observed, error: error) }
-    end(.failure(error), total: ContinuousClock.now - observed.start)
+    end(.failure(error), total: total ?? ContinuousClock.now - observed.start)
   }
 
-  private func end(
-    _ result: Result<Response, CourierError>, total: Duration, bodyFailure: CourierError? = nil
-  ) {
+  private func end(_ result: Result<Response, CourierError>, total: Duration) {
     ended.store(true, ordering: .relaxed)
-    if let span {
-      if let bodyFailure, case .success(let response) = result {
-        span.setAttribute("http.response.status_code", .int(response.status))
-        SpanAttributes.finish(span, with: .failure(bodyFailure))
-      } else {
-        SpanAttributes.finish(span, with: result)
-      }
-    }
+    if let span { SpanAttributes.finish(span, with: result) }
     for observer in observers { observer.requestEnded(observed, result: result, total: total) }
   }
 }

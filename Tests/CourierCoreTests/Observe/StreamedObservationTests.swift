@@ -54,6 +54,47 @@ extension StreamedObservationTests {
     #expect(request.status == .error("connectionLost"))
     #expect(request.attributes["error.type"] == .string("connectionLost"))
     #expect(request.errors.map(\.kind) == [.connectionLost])
+    #expect(request.attributes["http.response.status_code"] == .int(200))
+  }
+
+  @Test("metrics count a stream cut in mid-body by its error, not as 2xx")
+  func cutStreamInMetrics() async throws {
+    let stub = StubTransport()
+    var answer = StubResponse.data(Data(repeating: 1, count: 4_000)).chunked(1_000)
+    answer.streamFailure = CourierError(kind: .connectionLost, debugMessage: "scripted")
+    stub.on(nil, "cut", answer)
+    stub.on(nil, "whole", StubResponse.data(Data(repeating: 1, count: 4_000)).chunked(1_000))
+    let sink = InMemoryMetricsSink()
+    let ends = EndRecorder()
+    let client = Client(
+      transport: stub, locale: "en", observers: [MetricsObserver(sink: sink), ends])
+    for path in ["cut", "whole"] {
+      let streamed = try await client.stream(Endpoint<Void>(.get, "http://a.test/\(path)"))
+      _ = await courierError { for try await _ in streamed.body {} }
+    }
+    let labels = ["method": "GET", "host": "a.test"]
+    #expect(
+      sink.counter("courier_requests_total", labels.merging(["outcome": "connectionLost"]) { $1 })
+        == 1)
+    #expect(sink.counter("courier_requests_total", labels.merging(["outcome": "2xx"]) { $1 }) == 1)
+    #expect(sink.gauge("courier_requests_in_flight", labels) == 0)
+    #expect(ends.outcomes == ["failed connectionLost, head 200", "succeeded 200"])
+  }
+}
+
+/// Notes how each request ended, as `requestEnded` tells it.
+final class EndRecorder: ClientObserver {
+  private let seen = Mutex<[String]>([])
+  var outcomes: [String] { seen.withLock { $0 } }
+  func requestEnded(
+    _ request: ObservedRequest, result: Result<Response, CourierError>, total: Duration
+  ) {
+    let text =
+      switch result {
+      case .success(let response): "succeeded \(response.status)"
+      case .failure(let error): "failed \(error.kind), head \(error.status ?? 0)"
+      }
+    seen.withLock { $0.append(text) }
   }
 }
 
