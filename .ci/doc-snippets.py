@@ -64,6 +64,8 @@ PARAMETERS = [
     ("stub: StubTransport", {"CourierTesting"}),
     ("server: MockServer", {"CourierTesting"}),
     ("phone: String", None),
+    ("headers: [String: String]", None),
+    ("endpoint: Endpoint<User>", CORE),
     ("id: Int", None),
     ("backoff: Duration", None),
     ("clock: any Clock<Duration>", None),

@@ -2,6 +2,7 @@
 // snippet is the body of a function whose parameters supply the values (`client`, `base`,
 // `server`, …), so examples compile as written.
 import Courier
+import CourierTesting
 import Foundation
 
 /// A user, as the examples decode it.
@@ -30,3 +31,21 @@ struct SignatureStage: ResponseStage {
 /// UI hooks the error example calls.
 func showAlert(_ text: String) {}
 func signOut() {}
+
+/// The metrics sink the observability examples install.
+let mySink = InMemoryMetricsSink()
+
+/// The tracer the observability examples install.
+let myTracer = InMemoryTracer()
+
+/// A metrics sink of the reader's own, as an example names it.
+typealias MyMetricsSink = InMemoryMetricsSink
+
+/// The swift-metrics adapter of the Adapters article, as other examples name it.
+typealias SwiftMetricsSink = InMemoryMetricsSink
+
+/// An observer of the reader's own, as an example installs it.
+struct AuditObserver: ClientObserver {}
+
+/// The service's own work, which the shutdown example runs until SIGTERM.
+func serve(using client: Client) async throws {}
