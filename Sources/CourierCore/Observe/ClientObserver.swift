@@ -147,8 +147,9 @@ public struct ObservedRequest: Sendable {
   public var host: String { Self.hostLabel(of: request.url) }
 
   static func hostLabel(of url: URL) -> String {
-    guard var host = HostText.host(of: url, lowercased: true) else { return "" }
-    if host.contains(":"), !host.hasPrefix("[") { host = "[\(host)]" }
+    guard let host = HostText.host(of: url, lowercased: true).map(HostText.bracketed) else {
+      return ""
+    }
     guard let port = url.port else { return host }
     return "\(host):\(port)"
   }

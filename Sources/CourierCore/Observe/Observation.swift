@@ -198,7 +198,9 @@ enum SpanAttributes {
     if let host = HostText.host(of: url, lowercased: false) {
       span.setAttribute("server.address", .string(host))
     }
-    if let port = url.port ?? defaultPort(of: url) { span.setAttribute("server.port", .int(port)) }
+    if let port = url.port ?? HostText.defaultPort(ofScheme: url.scheme) {
+      span.setAttribute("server.port", .int(port))
+    }
     span.setAttribute("url.full", .string(Redaction.standard.url(url)))
   }
 
@@ -220,13 +222,5 @@ enum SpanAttributes {
       span.setStatus(.error(error.kind.name))
     }
     span.end()
-  }
-
-  private static func defaultPort(of url: URL) -> Int? {
-    switch url.scheme?.lowercased() {
-    case "https": 443
-    case "http": 80
-    default: nil
-    }
   }
 }

@@ -94,14 +94,7 @@ public struct Redirect: Sendable {
     let schemeA = a.scheme?.lowercased()
     let schemeB = b.scheme?.lowercased()
     return schemeA == schemeB && a.host?.lowercased() == b.host?.lowercased()
-      && (a.port ?? defaultPort(schemeA)) == (b.port ?? defaultPort(schemeB))
-  }
-
-  private static func defaultPort(_ scheme: String?) -> Int? {
-    switch scheme {
-    case "http", "ws": 80
-    case "https", "wss": 443
-    default: nil
-    }
+      && (a.port ?? HostText.defaultPort(ofScheme: schemeA))
+        == (b.port ?? HostText.defaultPort(ofScheme: schemeB))
   }
 }

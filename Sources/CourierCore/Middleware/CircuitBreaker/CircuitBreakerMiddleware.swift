@@ -143,8 +143,7 @@ public final class CircuitBreakerMiddleware: Middleware, CustomStringConvertible
   /// when the URL names none): `api.example.com:443`, `[::1]:8080`. Control characters in a
   /// host given percent-encoded stay percent-encoded.
   public static func hostKey(for url: URL) -> String {
-    var host = HostText.host(of: url, lowercased: true) ?? ""
-    if host.contains(":"), !host.hasPrefix("[") { host = "[\(host)]" }
+    let host = HostText.bracketed(HostText.host(of: url, lowercased: true) ?? "")
     let port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
     return "\(host):\(port)"
   }

@@ -1,7 +1,8 @@
 import Foundation
 
 /// A URL's host as text fit for a metric label, a span attribute, a circuit's key or a log
-/// line.
+/// line, and the parts written around it: brackets for IPv6, the scheme's default port
+/// (also what the same-origin rule compares).
 ///
 /// `URL.host` percent-decodes, so `http://a%0Ab.test/` has a host with a line break in it: a
 /// request to it still reaches the observers before its transport fails, and the break would
@@ -36,5 +37,20 @@ enum HostText {
   /// ASCII control character, space, `%`, or a non-ASCII byte (checked scalar by scalar).
   private static func needsEscape(_ byte: UInt8) -> Bool {
     byte < 0x21 || byte == 0x25 || byte >= 0x7F
+  }
+
+  /// `host` as it is written before `:port`: an IPv6 address in brackets.
+  static func bracketed(_ host: String) -> String {
+    host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+  }
+
+  /// The port a URL of `scheme` uses when it names none: 80 for `http` and `ws`, 443 for
+  /// `https` and `wss`; `nil` for any other scheme.
+  static func defaultPort(ofScheme scheme: String?) -> Int? {
+    switch scheme?.lowercased() {
+    case "http", "ws": 80
+    case "https", "wss": 443
+    default: nil
+    }
   }
 }
