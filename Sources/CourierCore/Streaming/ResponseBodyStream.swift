@@ -243,6 +243,11 @@ final class StreamCore: Sendable {
     /// failed or its reader stopped first.
     var outcome: Bool?
     var onEnd: (@Sendable (Bool) -> Void)?
+    /// `onEnd` is running: a reader that finds the end waits for it, so that whoever has
+    /// seen the end sees its consequences (the request out of flight, progress complete).
+    var endActionRunning = false
+    /// What a reader gets once it stopped (``StreamCore/terminate(with:)``).
+    var stopError: CourierError?
     /// Every byte the producer wrote, for the client's observers.
     var received = 0
   }
@@ -270,6 +275,9 @@ final class StreamCore: Sendable {
 
   /// How many bytes the producer wrote so far (what the reader got once the body ended).
   var bytesReceived: Int { state.withLock { $0.received } }
+
+  /// Whether a reader is suspended waiting for bytes or the end; for tests.
+  var readerIsWaiting: Bool { state.withLock { $0.waiter != nil } }
 
   /// Calls `action` once when the body ends, with `true` when its producer finished it and
   /// `false` when it failed or its reader stopped first; at once when it has ended already.
@@ -379,6 +387,7 @@ final class StreamCore: Sendable {
       state.wakeDeferred = false
       let onEnd = state.onEnd
       state.onEnd = nil
+      state.endActionRunning = onEnd != nil
       guard let waiter = state.waiter else { return (nil, .success(nil), onEnd) }
       state.waiter = nil
       // Bytes buffered for a deferred wake go first; the end (or failure) on the next read.
@@ -390,7 +399,10 @@ final class StreamCore: Sendable {
     }
     // The end is recorded (the client's hold released, progress completed) before the
     // reader wakes: a reader that has seen the end sees its consequences too.
-    onEnd?(failure == nil)
+    if let onEnd {
+      onEnd(failure == nil)
+      endActionRan()
+    }
     waiter?.resume(returning: result)
   }
 
@@ -414,6 +426,8 @@ final class StreamCore: Sendable {
       state -> (Waiter?, (@Sendable () -> Void)?, (@Sendable (Bool) -> Void)?) in
       guard !state.terminated else { return (nil, nil, nil) }
       state.terminated = true
+      state.stopError = error ?? Self.stoppedError()
+      if state.onEnd != nil { state.endActionRunning = true }
       if !state.ended, state.endError == nil { state.endError = error }
       state.pending = Data()
       state.wakeDeferred = false
@@ -427,8 +441,23 @@ final class StreamCore: Sendable {
       return (state.waiter, state.ended ? nil : state.onTermination, state.onEnd)
     }
     onTermination?()
-    onEnd?(false)
+    if let onEnd {
+      onEnd(false)
+      endActionRan()
+    }
     waiter?.resume(returning: .failure(error ?? Self.stoppedError()))
+  }
+
+  /// `onEnd` has run: wakes a reader that found the end while it ran.
+  private func endActionRan() {
+    let (waiter, result) = state.withLock {
+      state -> (Waiter?, Result<Data?, CourierError>?) in
+      state.endActionRunning = false
+      guard let waiter = state.waiter else { return (nil, nil) }
+      state.waiter = nil
+      return (waiter, Self.outcome(&state))
+    }
+    if let waiter, let result { waiter.resume(returning: result) }
   }
 
   func next() async throws(CourierError) -> Data? {
@@ -461,17 +490,22 @@ final class StreamCore: Sendable {
         state.wakeDeferred = false
         return (.success(data), demand)
       }
-      if state.terminated { return (.failure(Self.stoppedError()), nil) }
-      if state.ended {
-        // Thrown once; then the end.
-        defer { state.failure = nil }
-        return (state.failure.map { .failure($0) } ?? .success(nil), nil)
-      }
+      if !state.endActionRunning, let outcome = Self.outcome(&state) { return (outcome, nil) }
       if let waiter { state.waiter = waiter }
       return (nil, nil)
     }
     demand?()
     return result
+  }
+
+  /// The end or the failure a reader gets once nothing is buffered; `nil` while the body
+  /// goes on.
+  private static func outcome(_ state: inout State) -> Result<Data?, CourierError>? {
+    if state.terminated { return .failure(state.stopError ?? stoppedError()) }
+    guard state.ended else { return nil }
+    // Thrown once; then the end.
+    defer { state.failure = nil }
+    return state.failure.map { .failure($0) } ?? .success(nil)
   }
 
   private static func stoppedError() -> CourierError {
