@@ -387,7 +387,7 @@ final class StreamCore: Sendable {
       state.wakeDeferred = false
       let onEnd = state.onEnd
       state.onEnd = nil
-      state.endActionRunning = onEnd != nil
+      if onEnd != nil { state.endActionRunning = true }
       guard let waiter = state.waiter else { return (nil, .success(nil), onEnd) }
       state.waiter = nil
       // Bytes buffered for a deferred wake go first; the end (or failure) on the next read.
@@ -427,18 +427,21 @@ final class StreamCore: Sendable {
       guard !state.terminated else { return (nil, nil, nil) }
       state.terminated = true
       state.stopError = error ?? Self.stoppedError()
+      // A reader that waits while `finish`'s end action runs is left to that action's end.
+      let finishActionRunning = state.endActionRunning
       if state.onEnd != nil { state.endActionRunning = true }
       if !state.ended, state.endError == nil { state.endError = error }
       state.pending = Data()
       state.wakeDeferred = false
       state.onDemand = nil
       if state.outcome == nil { state.outcome = false }
+      let waiter = finishActionRunning ? nil : state.waiter
+      if waiter != nil { state.waiter = nil }
       defer {
-        state.waiter = nil
         state.onTermination = nil
         state.onEnd = nil
       }
-      return (state.waiter, state.ended ? nil : state.onTermination, state.onEnd)
+      return (waiter, state.ended ? nil : state.onTermination, state.onEnd)
     }
     onTermination?()
     if let onEnd {

@@ -90,4 +90,46 @@ struct StreamEndOrderTests {
       #expect(error.debugMessage == "cancelAll", "round \(round)")
     }
   }
+
+  @Test(
+    "a stop while the end action runs wakes the waiting reader only after the action",
+    .timeLimit(.minutes(1)))
+  func stoppedDuringEndAction() async throws {
+    for round in 0..<10 {
+      let (stream, writer) = ResponseBodyStream.makeStream()
+      let core = stream.core
+      let (started, actionStarted) = AsyncStream.makeStream(of: Void.self)
+      let readerReturned = Atomic(false)
+      let stillWaiting = Atomic(false)
+      core.whenEnded { _ in
+        actionStarted.yield()
+        actionStarted.finish()
+        let limit = ContinuousClock.now + .seconds(10)
+        while !core.readerIsWaiting, !readerReturned.load(ordering: .acquiring),
+          ContinuousClock.now < limit
+        {
+          usleep(500)
+        }
+        // A stop from outside (cancelAll) lands while the action still runs.
+        core.terminate(
+          with: CourierError(kind: .cancelled, debugMessage: "cancelAll", stage: "client"))
+        // The reader was waiting for this action: it must still be, until the action returns.
+        stillWaiting.store(core.readerIsWaiting, ordering: .releasing)
+      }
+      var iterator = stream.makeAsyncIterator()
+      let thread = Thread { writer.finish() }
+      thread.start()
+      for await _ in started { break }
+      var caught: CourierError?
+      do {
+        _ = try await iterator.next()
+      } catch let thrown {
+        caught = thrown
+      }
+      readerReturned.store(true, ordering: .releasing)
+      let waited = stillWaiting.load(ordering: .acquiring)
+      #expect(waited, "round \(round)")
+      #expect(caught?.debugMessage == "cancelAll", "round \(round)")
+    }
+  }
 }
