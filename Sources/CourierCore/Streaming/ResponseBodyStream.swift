@@ -422,11 +422,15 @@ final class StreamCore: Sendable {
   /// The reader stopped: drops what is buffered, fails a waiting `next`, and tells the
   /// producer, unless the body had ended.
   func terminate(with error: CourierError? = nil) {
-    let (waiter, onTermination, onEnd) = state.withLock {
-      state -> (Waiter?, (@Sendable () -> Void)?, (@Sendable (Bool) -> Void)?) in
-      guard !state.terminated else { return (nil, nil, nil) }
+    typealias Taken = (
+      waiter: Waiter?, stop: CourierError, onTermination: (@Sendable () -> Void)?,
+      onEnd: (@Sendable (Bool) -> Void)?
+    )
+    let taken = state.withLock { state -> Taken? in
+      guard !state.terminated else { return nil }
       state.terminated = true
-      state.stopError = error ?? Self.stoppedError()
+      let stop = error ?? Self.stoppedError()
+      state.stopError = stop
       // A reader that waits while `finish`'s end action runs is left to that action's end.
       let finishActionRunning = state.endActionRunning
       if state.onEnd != nil { state.endActionRunning = true }
@@ -441,14 +445,15 @@ final class StreamCore: Sendable {
         state.onTermination = nil
         state.onEnd = nil
       }
-      return (waiter, state.ended ? nil : state.onTermination, state.onEnd)
+      return (waiter, stop, state.ended ? nil : state.onTermination, state.onEnd)
     }
-    onTermination?()
-    if let onEnd {
+    guard let taken else { return }
+    taken.onTermination?()
+    if let onEnd = taken.onEnd {
       onEnd(false)
       endActionRan()
     }
-    waiter?.resume(returning: .failure(error ?? Self.stoppedError()))
+    taken.waiter?.resume(returning: .failure(taken.stop))
   }
 
   /// `onEnd` has run: wakes a reader that found the end while it ran.
