@@ -38,9 +38,7 @@ extension StreamedObservationTests {
   @Test("a streamed body that fails in mid-body marks the request span as failed")
   func failedInMidBody() async throws {
     let stub = StubTransport()
-    var answer = StubResponse.data(Data(repeating: 1, count: 4_000)).chunked(1_000)
-    answer.streamFailure = CourierError(kind: .connectionLost, debugMessage: "scripted")
-    stub.on(nil, "cut", answer)
+    stub.on(nil, "cut", Self.cutInMidBody)
     let tracer = InMemoryTracer()
     let client = Client(transport: stub, locale: "en", tracer: tracer)
     let streamed = try await client.stream(Endpoint<Void>(.get, "http://a.test/cut"))
@@ -60,9 +58,7 @@ extension StreamedObservationTests {
   @Test("metrics count a stream cut in mid-body by its error, not as 2xx")
   func cutStreamInMetrics() async throws {
     let stub = StubTransport()
-    var answer = StubResponse.data(Data(repeating: 1, count: 4_000)).chunked(1_000)
-    answer.streamFailure = CourierError(kind: .connectionLost, debugMessage: "scripted")
-    stub.on(nil, "cut", answer)
+    stub.on(nil, "cut", Self.cutInMidBody)
     stub.on(nil, "whole", StubResponse.data(Data(repeating: 1, count: 4_000)).chunked(1_000))
     let sink = InMemoryMetricsSink()
     let ends = EndRecorder()
@@ -79,6 +75,13 @@ extension StreamedObservationTests {
     #expect(sink.counter("courier_requests_total", labels.merging(["outcome": "2xx"]) { $1 }) == 1)
     #expect(sink.gauge("courier_requests_in_flight", labels) == 0)
     #expect(ends.outcomes == ["failed connectionLost, head 200", "succeeded 200"])
+  }
+
+  /// 4,000 bytes in chunks of 1,000 that fail with `connectionLost` after the last.
+  private static var cutInMidBody: StubResponse {
+    var answer = StubResponse.data(Data(repeating: 1, count: 4_000)).chunked(1_000)
+    answer.streamFailure = CourierError(kind: .connectionLost, debugMessage: "scripted")
+    return answer
   }
 }
 

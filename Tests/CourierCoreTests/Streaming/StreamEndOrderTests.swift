@@ -9,17 +9,29 @@ import Testing
 /// for the end while that action still runs on the producer's thread.
 @Suite("A streamed body's end and its consequences")
 struct StreamEndOrderTests {
+  /// What a reader saw of one ``race(end:duringAction:)``.
+  private struct Race {
+    /// Whether the end action had run when the reader got the end.
+    var ranBeforeReaderSawEnd: Bool
+    /// What the reader got.
+    var outcome: Result<Data?, CourierError>
+    /// Whether the reader was still waiting after `duringAction` (`false` without one).
+    var waitingAfterDuringAction: Bool
+  }
+
   /// Ends the body on a thread of its own, with an end action that waits until the reader —
   /// which asks for the end only once the action runs — has either suspended for the end or
-  /// returned it, and records that it ran only then.
+  /// returned it, then runs `duringAction`, and records that it ran only then.
   private static func race(
-    end: @escaping @Sendable (ResponseBodyStream.Writer, StreamCore) -> Void
-  ) async throws -> (ranBeforeReaderSawEnd: Bool, outcome: Result<Data?, CourierError>) {
+    end: @escaping @Sendable (ResponseBodyStream.Writer, StreamCore) -> Void,
+    duringAction: (@Sendable (StreamCore) -> Void)? = nil
+  ) async throws -> Race {
     let (stream, writer) = ResponseBodyStream.makeStream()
     let core = stream.core
     let (started, actionStarted) = AsyncStream.makeStream(of: Void.self)
     let actionRan = Atomic(false)
     let readerReturned = Atomic(false)
+    let waitingAfterDuringAction = Atomic(false)
     core.whenEnded { _ in
       actionStarted.yield()
       actionStarted.finish()
@@ -30,6 +42,10 @@ struct StreamEndOrderTests {
         ContinuousClock.now < limit
       {
         usleep(500)
+      }
+      if let duringAction {
+        duringAction(core)
+        waitingAfterDuringAction.store(core.readerIsWaiting, ordering: .releasing)
       }
       actionRan.store(true, ordering: .releasing)
     }
@@ -45,26 +61,28 @@ struct StreamEndOrderTests {
     }
     let ran = actionRan.load(ordering: .acquiring)
     readerReturned.store(true, ordering: .releasing)
-    return (ran, outcome)
+    return Race(
+      ranBeforeReaderSawEnd: ran, outcome: outcome,
+      waitingAfterDuringAction: waitingAfterDuringAction.load(ordering: .acquiring))
   }
 
   @Test("the end reaches a reader after the end action ran", .timeLimit(.minutes(1)))
   func finished() async throws {
     for round in 0..<10 {
-      let (ran, outcome) = try await Self.race { writer, _ in writer.finish() }
-      #expect(ran, "round \(round)")
-      #expect((try? outcome.get()) == .some(nil), "round \(round)")
+      let race = try await Self.race { writer, _ in writer.finish() }
+      #expect(race.ranBeforeReaderSawEnd, "round \(round)")
+      #expect((try? race.outcome.get()) == .some(nil), "round \(round)")
     }
   }
 
   @Test("a failure reaches a reader after the end action ran", .timeLimit(.minutes(1)))
   func failed() async throws {
     for round in 0..<10 {
-      let (ran, outcome) = try await Self.race { writer, _ in
+      let race = try await Self.race { writer, _ in
         writer.fail(CourierError(kind: .connectionLost, debugMessage: "cut", stage: "test"))
       }
-      #expect(ran, "round \(round)")
-      guard case .failure(let error) = outcome else {
+      #expect(race.ranBeforeReaderSawEnd, "round \(round)")
+      guard case .failure(let error) = race.outcome else {
         Issue.record("round \(round): the failure was not thrown")
         continue
       }
@@ -77,12 +95,9 @@ struct StreamEndOrderTests {
     .timeLimit(.minutes(1)))
   func terminated() async throws {
     for round in 0..<10 {
-      let (ran, outcome) = try await Self.race { _, core in
-        core.terminate(
-          with: CourierError(kind: .cancelled, debugMessage: "cancelAll", stage: "client"))
-      }
-      #expect(ran, "round \(round)")
-      guard case .failure(let error) = outcome else {
+      let race = try await Self.race { _, core in core.terminate(with: Self.cancelAll) }
+      #expect(race.ranBeforeReaderSawEnd, "round \(round)")
+      guard case .failure(let error) = race.outcome else {
         Issue.record("round \(round): the stop was not thrown")
         continue
       }
@@ -96,40 +111,21 @@ struct StreamEndOrderTests {
     .timeLimit(.minutes(1)))
   func stoppedDuringEndAction() async throws {
     for round in 0..<10 {
-      let (stream, writer) = ResponseBodyStream.makeStream()
-      let core = stream.core
-      let (started, actionStarted) = AsyncStream.makeStream(of: Void.self)
-      let readerReturned = Atomic(false)
-      let stillWaiting = Atomic(false)
-      core.whenEnded { _ in
-        actionStarted.yield()
-        actionStarted.finish()
-        let limit = ContinuousClock.now + .seconds(10)
-        while !core.readerIsWaiting, !readerReturned.load(ordering: .acquiring),
-          ContinuousClock.now < limit
-        {
-          usleep(500)
-        }
-        // A stop from outside (cancelAll) lands while the action still runs.
-        core.terminate(
-          with: CourierError(kind: .cancelled, debugMessage: "cancelAll", stage: "client"))
-        // The reader was waiting for this action: it must still be, until the action returns.
-        stillWaiting.store(core.readerIsWaiting, ordering: .releasing)
+      // A stop from outside (cancelAll) lands while the action still runs: the reader was
+      // waiting for that action, and must still be until it returns.
+      let race = try await Self.race(
+        end: { writer, _ in writer.finish() },
+        duringAction: { core in core.terminate(with: Self.cancelAll) })
+      #expect(race.waitingAfterDuringAction, "round \(round)")
+      #expect(race.ranBeforeReaderSawEnd, "round \(round)")
+      guard case .failure(let error) = race.outcome else {
+        Issue.record("round \(round): the stop was not thrown")
+        continue
       }
-      var iterator = stream.makeAsyncIterator()
-      let thread = Thread { writer.finish() }
-      thread.start()
-      for await _ in started { break }
-      var caught: CourierError?
-      do {
-        _ = try await iterator.next()
-      } catch let thrown {
-        caught = thrown
-      }
-      readerReturned.store(true, ordering: .releasing)
-      let waited = stillWaiting.load(ordering: .acquiring)
-      #expect(waited, "round \(round)")
-      #expect(caught?.debugMessage == "cancelAll", "round \(round)")
+      #expect(error.debugMessage == "cancelAll", "round \(round)")
     }
   }
+
+  private static let cancelAll = CourierError(
+    kind: .cancelled, debugMessage: "cancelAll", stage: "client")
 }
