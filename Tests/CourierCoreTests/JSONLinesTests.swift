@@ -74,7 +74,7 @@ private final class PieceCounter: Sendable {
   var delivered: Int { count.withLock { $0 } }
 }
 
-@Suite("JSON Lines: one value per line, decoded as the body arrives", .timeLimit(.minutes(1)))
+@Suite("JSON Lines: one value per line, decoded as the body arrives", .timeLimit(.minutes(5)))
 struct JSONLinesTests {
   @Test("one value per line, LF or CRLF")
   func values() async {

@@ -369,7 +369,7 @@ private func body(
 
 private func requireSendable<T: Sendable>(_: T) {}
 
-@Suite("Server-sent events: parsed from a body's pieces", .timeLimit(.minutes(1)))
+@Suite("Server-sent events: parsed from a body's pieces", .timeLimit(.minutes(5)))
 struct ServerSentEventsTests {
   @Test("events come out as their empty lines arrive; an unended last event is dropped")
   func events() async throws {

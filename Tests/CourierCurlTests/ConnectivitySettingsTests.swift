@@ -144,7 +144,7 @@ struct ProxySettingsTests {
 /// Values libcurl cannot be given as they are: a NUL byte (libcurl reads a C string up to it)
 /// and a Unix socket path no socket address holds. Each fails the request as the caller's
 /// mistake before anything is sent, naming the setting and never showing its value.
-@Suite("Settings libcurl cannot take", .timeLimit(.minutes(1)))
+@Suite("Settings libcurl cannot take", .timeLimit(.minutes(5)))
 struct UnrepresentableSettingsTests {
   /// The error `configuration` gives a request to a port nobody listens on.
   private func failure(_ configuration: CurlTransport.Configuration) async -> CourierError? {

@@ -13,7 +13,7 @@ import Testing
 /// How CourierCurl finds libcurl: loaded at run time, so that Courier builds without libcurl's
 /// development headers, with its declarations of libcurl's ABI checked against those headers
 /// wherever they exist, and a clear error where the library is missing.
-@Suite("libcurl, loaded at run time", .timeLimit(.minutes(1)))
+@Suite("libcurl, loaded at run time", .timeLimit(.minutes(5)))
 struct CurlLibraryTests {
   /// Where the system's compiler finds `<curl/curl.h>` on the systems CI runs.
   static let isLinux: Bool = {
@@ -71,7 +71,7 @@ struct CurlLibraryTests {
   @Test("without libcurl, CurlTransport fails each request with an error that names it")
   func clearErrorWithoutLibcurl() async throws {
     // In a child process: the library is loaded once per process.
-    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+    let result = await withTaskExecutorPreference(OwnThreadExecutor.shared) {
       await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
         try await withoutLibcurlScenario()
       }
@@ -86,7 +86,7 @@ struct CurlLibraryTests {
     "libcurl 7.81 (no CURLOPT_PROTOCOLS_STR) loads, and transfers restrict protocols by bitmask",
     .enabled(if: FakeLibcurl.compiler != nil, "needs a C compiler (clang or cc) on PATH"))
   func ubuntu2204Libcurl() async throws {
-    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+    let result = await withTaskExecutorPreference(OwnThreadExecutor.shared) {
       await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
         try await ubuntu2204LibcurlScenario()
       }
@@ -118,7 +118,7 @@ struct CurlLibraryTests {
     .enabled(if: FakeLibcurl.compiler != nil, "needs a C compiler (clang or cc) on PATH"))
   func tooOldLibcurl() async throws {
     // In a child process: the library is loaded once per process.
-    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+    let result = await withTaskExecutorPreference(OwnThreadExecutor.shared) {
       await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
         try await tooOldLibcurlScenario()
       }

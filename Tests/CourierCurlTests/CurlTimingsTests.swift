@@ -9,7 +9,7 @@ import Testing
 /// How libcurl's `CURLINFO_…_TIME_T` answers become ``Response/Timings``, with the numbers
 /// libcurl 7.88 gives for each case (read with `curl -w` against nginx and closed ports), and
 /// the same over a real transfer.
-@Suite("CurlTransport's timings", .timeLimit(.minutes(1)))
+@Suite("CurlTransport's timings", .timeLimit(.minutes(5)))
 struct CurlTimingsTests {
   @Test("a fresh plain connection: every phase but TLS, in microseconds, with its address")
   func fresh() {

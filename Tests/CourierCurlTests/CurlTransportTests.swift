@@ -303,7 +303,7 @@ struct CurlTransportTests {
   @Test("a cancelled transfer's connection is closed")
   func cancellationClosesConnection() async throws {
     // In a child process, whose sockets can be counted without other suites' noise.
-    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+    let result = await withTaskExecutorPreference(OwnThreadExecutor.shared) {
       await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
         try await cancellationScenario()
       }
@@ -740,7 +740,7 @@ struct CurlTransportTests {
   @Test("descriptors and threads are back to their starting counts after shutdown")
   func resourcesReleased() async throws {
     // In a child process: other suites open and close descriptors and threads all the time.
-    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+    let result = await withTaskExecutorPreference(OwnThreadExecutor.shared) {
       await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
         try await resourcesScenario()
       }

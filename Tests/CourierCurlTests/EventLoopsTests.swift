@@ -8,7 +8,7 @@ import Testing
 /// A transport of several event loops keeps the promises of one: the per-host limit is the
 /// host's, whatever the other loops are busy with, and one request at a time keeps one
 /// connection.
-@Suite("CurlTransport's event loops", .timeLimit(.minutes(1)))
+@Suite("CurlTransport's event loops", .timeLimit(.minutes(5)))
 struct EventLoopsTests {
   @Test(
     "a host below its limit is not made to wait because the other loop serves another host",

@@ -11,7 +11,7 @@ import Testing
 /// (`CurlOriginQueue`), not inside libcurl: in order, none lost, none answered with another's
 /// body, their timeout counting the wait, and out of the line at once when cancelled or shut
 /// down.
-@Suite("CurlTransport's per-origin line", .timeLimit(.minutes(2)))
+@Suite("CurlTransport's per-origin line", .timeLimit(.minutes(5)))
 struct OriginQueueTests {
   private static func ticket(_ url: String, timeout: Duration? = nil) -> CurlTicket {
     var request = Request(url: URL(string: url) ?? URL(fileURLWithPath: "/"))

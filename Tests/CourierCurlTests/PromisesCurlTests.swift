@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// Promises of the Transports article (Sources/Courier/Courier.docc) about `CurlTransport` that no other test held (see `Docs/Promises.md`).
-@Suite("Promises: CurlTransport", .timeLimit(.minutes(1)))
+@Suite("Promises: CurlTransport", .timeLimit(.minutes(5)))
 struct PromisesCurlTests {
   /// Sends a GET to a ``RawServer`` that answers `reply`, and returns the response.
   static func response(to reply: String) async throws -> Response {

@@ -9,7 +9,7 @@ import Testing
 /// it records the absolute-form requests a proxy gets): what the bypass list covers, which
 /// settings (and name-resolution overrides) are refused before anything is sent, and what an
 /// error may say.
-@Suite("CurlTransport proxy settings, against loopback servers", .timeLimit(.minutes(1)))
+@Suite("CurlTransport proxy settings, against loopback servers", .timeLimit(.minutes(5)))
 struct ProxySettingsDefectTests {
   /// A transport through `proxy`.
   private static func transport(_ proxy: CurlTransport.Proxy) -> CurlTransport {
@@ -131,7 +131,7 @@ struct ProxySettingsDefectTests {
   func environmentProxyPasswordStaysOut() async {
     // In a child process: libcurl reads the variables for every request, so setting them here
     // would send the requests of the suites running beside this one through the proxy.
-    _ = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+    _ = await withTaskExecutorPreference(OwnThreadExecutor.shared) {
       await #expect(processExitsWith: .success) {
         try await ProxySettingsDefectTests.environmentPasswordScenario()
       }

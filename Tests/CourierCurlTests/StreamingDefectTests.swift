@@ -9,7 +9,7 @@ import Testing
 /// Streamed response bodies over `CurlTransport` at their edges: the standard middleware
 /// around a streamed head, progress, `cancelAll()`, bodiless answers, redirects, and a caller
 /// cancelled while the head arrives.
-@Suite("CurlTransport streaming at its edges", .timeLimit(.minutes(1)))
+@Suite("CurlTransport streaming at its edges", .timeLimit(.minutes(5)))
 struct StreamingDefectTests {
   private static func pattern(_ count: Int) -> Data {
     Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) })

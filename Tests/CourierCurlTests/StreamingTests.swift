@@ -9,7 +9,7 @@ import Testing
 /// What is `CurlTransport`'s own in streaming a `2xx` body: a full buffer pauses libcurl and a
 /// read resumes it without losing or reordering a byte, and a reader that stops removes the
 /// transfer. The cases every transport shares are in `StreamingConformanceTests`.
-@Suite("CurlTransport streams response bodies", .timeLimit(.minutes(2)))
+@Suite("CurlTransport streams response bodies", .timeLimit(.minutes(5)))
 struct StreamingTests {
   private static func pattern(_ count: Int) -> Data {
     Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) })
@@ -93,7 +93,7 @@ struct StreamingTests {
 }
 
 /// A transport that does not stream: the client hands the whole body over as one chunk.
-@Suite("Client.stream over a transport that buffers", .timeLimit(.minutes(1)))
+@Suite("Client.stream over a transport that buffers", .timeLimit(.minutes(5)))
 struct BufferedStreamTests {
   @Test("the whole body comes as one chunk; an empty one as none")
   func bufferedBody() async throws {
@@ -179,7 +179,7 @@ struct BufferedStreamTests {
 
 /// `GzipMiddleware` decodes a streamed gzip body while it is read, within its limits counted
 /// over the whole stream, and leaves one the transport decoded already as it is.
-@Suite("Streamed bodies through GzipMiddleware", .timeLimit(.minutes(1)))
+@Suite("Streamed bodies through GzipMiddleware", .timeLimit(.minutes(5)))
 struct StreamedGzipTests {
   private static let original = Data(
     (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: ($0 / 7) &* 13 &+ $0 % 5) })
@@ -255,7 +255,7 @@ struct StreamedGzipTests {
 
 /// `LoggingMiddleware` logs a streamed response's head at once and its size and duration when
 /// it ends; never its bytes.
-@Suite("Streamed bodies through LoggingMiddleware", .timeLimit(.minutes(1)))
+@Suite("Streamed bodies through LoggingMiddleware", .timeLimit(.minutes(5)))
 struct StreamedLoggingTests {
   @Test("the head is logged as streamed, the end with the byte count, never the body")
   func headThenEnd() async throws {
@@ -290,7 +290,7 @@ struct StreamedLoggingTests {
 /// A streamed request's limits on `CurlTransport`, which keeps them in its loop: past the idle
 /// timeout or the overall deadline the transfer is removed, not left to libcurl
 /// (`StreamingConformanceTests` checks the errors on every transport).
-@Suite("CurlTransport streamed bodies and their timeouts", .timeLimit(.minutes(1)))
+@Suite("CurlTransport streamed bodies and their timeouts", .timeLimit(.minutes(5)))
 struct StreamTimeoutTests {
   private static func streamed(
     _ server: MockServer, _ transport: CurlTransport, configure: (inout Request) -> Void

@@ -18,7 +18,7 @@ struct BombTests {
 
   @Test("standard limits: the 100× ratio stops a 10 GiB bomb after ~1 MiB, peak RSS bounded")
   func standardLimits() async throws {
-    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+    let result = await withTaskExecutorPreference(OwnThreadExecutor.shared) {
       await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
         try BombTests.scenario(limit: .standard)
       }
@@ -30,7 +30,7 @@ struct BombTests {
 
   @Test("size limit only (32 MiB): a 10 GiB bomb stops at 32 MiB, peak RSS < 33 MiB above start")
   func sizeLimitOnly() async throws {
-    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+    let result = await withTaskExecutorPreference(OwnThreadExecutor.shared) {
       await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
         try BombTests.scenario(limit: .size(DecompressionLimit.defaultMaximumSize))
       }

@@ -7,7 +7,7 @@ import Testing
 /// A cassette sits below `GzipMiddleware`, where bodies are still compressed: a secret in a
 /// gzip or deflate body must not reach the file in a form that one decompression recovers
 /// (found by the secret-travel matrix of issue #33).
-@Suite("Cassettes and content codings", .timeLimit(.minutes(1)))
+@Suite("Cassettes and content codings", .timeLimit(.minutes(5)))
 struct CassetteCodingTests {
   static let responseJSON = #"{"user":"li","access_token":"RESPONSE-TOKEN-1"}"#
 

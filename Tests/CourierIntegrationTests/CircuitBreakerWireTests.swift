@@ -6,7 +6,7 @@ import Testing
 
 /// `CircuitBreakerMiddleware` in `Client.standard`'s slot, over `CurlTransport` and
 /// `MockServer`, with its time (and retry's backoff) on a test clock.
-@Suite("Circuit breaker over the wire", .timeLimit(.minutes(1)))
+@Suite("Circuit breaker over the wire", .timeLimit(.minutes(5)))
 struct CircuitBreakerWireTests {
   @Test("Client.standard has no breaker until one is set")
   func offByDefault() {

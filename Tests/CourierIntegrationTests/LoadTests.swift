@@ -53,7 +53,7 @@ struct LoadTests {
   func thousandInFlightOverURLSession() async throws {
     // In a child process: the descriptor and memory figures are then this scenario's alone,
     // not those of the suites running beside it.
-    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+    let result = await withTaskExecutorPreference(OwnThreadExecutor.shared) {
       await #expect(
         processExitsWith: .success, observing: [\.standardOutputContent, \.standardErrorContent]
       ) {
@@ -67,7 +67,7 @@ struct LoadTests {
     "libcurl: 1,000 in flight, 3 rounds: nothing lost, duplicated or crossed; flat",
     .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/fd"), "reads /proc"))
   func thousandInFlightOverCurl() async throws {
-    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+    let result = await withTaskExecutorPreference(OwnThreadExecutor.shared) {
       await #expect(
         processExitsWith: .success, observing: [\.standardOutputContent, \.standardErrorContent]
       ) {

@@ -111,7 +111,7 @@ func observedClient(
   }
 }
 
-@Suite("Observers, metrics and spans over MockServer", .serialized, .timeLimit(.minutes(2)))
+@Suite("Observers, metrics and spans over MockServer", .serialized, .timeLimit(.minutes(5)))
 struct ObservabilityTests {
   @Test("a success reports start, one attempt, head, body and end, in order")
   func successOrder() async throws {

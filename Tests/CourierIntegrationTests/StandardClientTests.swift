@@ -244,7 +244,7 @@ struct StandardClientTests {
 
   @Test(
     "with no transport given: CurlTransport on Linux, which reports a cut head that would stop the process under URLSession",
-    .timeLimit(.minutes(1)))
+    .timeLimit(.minutes(5)))
   func defaultTransport() async throws {
     let made = Client.standardTransport()
     #if canImport(FoundationNetworking)

@@ -67,7 +67,7 @@ enum Connectivity {
 }
 
 @Suite(
-  "Connectivity: client certificates", .serialized, .timeLimit(.minutes(2)),
+  "Connectivity: client certificates", .serialized, .timeLimit(.minutes(5)),
   .enabled(
     if: Connectivity.mtlsURL != nil && Connectivity.strictURL != nil
       && Connectivity.mtlsDirectory != nil && Connectivity.passphrase != nil
@@ -208,7 +208,7 @@ struct ClientCertificateInteropTests {
 }
 
 @Suite(
-  "Connectivity: a Unix domain socket", .serialized, .timeLimit(.minutes(2)),
+  "Connectivity: a Unix domain socket", .serialized, .timeLimit(.minutes(5)),
   .enabled(
     if: Connectivity.unixSocket != nil,
     "skipped: set COURIER_NGINX_UNIX_SOCKET (.ci/run has nginx listen on one)"))
@@ -266,7 +266,7 @@ struct UnixSocketInteropTests {
 }
 
 @Suite(
-  "Connectivity: name overrides and address families", .serialized, .timeLimit(.minutes(2)),
+  "Connectivity: name overrides and address families", .serialized, .timeLimit(.minutes(5)),
   .enabled(
     if: Connectivity.nginxURL != nil,
     "skipped: set COURIER_NGINX_URL (.ci/run has nginx listen on 127.0.0.1 and [::1])"))
@@ -334,7 +334,7 @@ struct NameResolutionInteropTests {
 }
 
 @Suite(
-  "Connectivity: HTTP/2 with prior knowledge (h2c)", .serialized, .timeLimit(.minutes(2)),
+  "Connectivity: HTTP/2 with prior knowledge (h2c)", .serialized, .timeLimit(.minutes(5)),
   .enabled(
     if: Connectivity.h2cURL != nil,
     "skipped: set COURIER_NGINX_H2C_URL (.ci/run has nginx listen with http2 without ssl)"))

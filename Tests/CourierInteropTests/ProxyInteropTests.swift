@@ -12,7 +12,7 @@ import Testing
 /// `COURIER_PROXY_SOCKS_AUTH` (each `host:port`), their logs in the same names with `_LOG`,
 /// and the password of the two with credentials (user `courier`) in `COURIER_PROXY_PASSWORD`.
 @Suite(
-  "Interop through proxies", .serialized, .timeLimit(.minutes(2)),
+  "Interop through proxies", .serialized, .timeLimit(.minutes(5)),
   .enabled(
     if: Proxies.http != nil && Proxies.socks != nil && Nginx.plainURL != nil
       && Nginx.tlsURL != nil && TLSServer.caBundle != nil,
@@ -146,7 +146,7 @@ struct ProxyInteropTests {
   func environmentPolicy() async throws {
     // In a child process: libcurl reads the variables for every request, so setting them here
     // would send the requests of the suites running beside this one through the proxy.
-    _ = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+    _ = await withTaskExecutorPreference(OwnThreadExecutor.shared) {
       await #expect(processExitsWith: .success) {
         try await ProxyInteropTests.environmentScenario()
       }

@@ -7,7 +7,7 @@ import Testing
 /// reported, on `CurlTransport`; on `URLSessionTransport` (plain HTTP: it cannot trust the
 /// private CA on Linux) the head and the completion it measures itself.
 @Suite(
-  "Timings against nginx", .serialized, .timeLimit(.minutes(2)),
+  "Timings against nginx", .serialized, .timeLimit(.minutes(5)),
   .enabled(
     if: Nginx.plainURL != nil && Nginx.tlsURL != nil && TLSServer.caBundle != nil,
     """

@@ -284,7 +284,7 @@
       // reaped, but none ended like that here). Such a run is repeated, at most three times;
       // a verdict is never repeated.
       for attempt in 1...3 {
-        let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+        let result = await withTaskExecutorPreference(OwnThreadExecutor.shared) {
           await #expect(
             processExitsWith: .failure, observing: [\.exitStatus, \.standardErrorContent]
           ) {

@@ -5,7 +5,7 @@ import Testing
 
 /// Inform (the default), and fail fast and wait deciding per destination, over a fake monitor
 /// with scripted routes and a stub transport.
-@Suite("ReachabilityMiddleware policies over scripted routes", .timeLimit(.minutes(1)))
+@Suite("ReachabilityMiddleware policies over scripted routes", .timeLimit(.minutes(5)))
 struct ReachabilityPolicyTests {
   static let address = RouteDestination("192.0.2.10")
   /// A service on a private network, called by name.

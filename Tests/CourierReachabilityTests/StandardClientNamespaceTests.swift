@@ -8,7 +8,7 @@
   /// preset's own reachability mode, its monitor watching a network namespace this test makes,
   /// and a `CurlTransport` whose sockets live in that namespace.
   @Suite(
-    "Client.standard inside network namespaces", .serialized, .timeLimit(.minutes(1)),
+    "Client.standard inside network namespaces", .serialized, .timeLimit(.minutes(5)),
     .enabled(
       if: canMakeNamespaces,
       "needs root, iproute2's ip and permission to make network namespaces (ip netns add)")

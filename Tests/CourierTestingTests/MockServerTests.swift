@@ -363,7 +363,7 @@ struct MockServerTests {
   func shutdownReleasesEverything() async {
     // Runs in a child process, where no concurrently running test can open or close
     // descriptors or threads between the measurements, so the totals can be compared exactly.
-    _ = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+    _ = await withTaskExecutorPreference(OwnThreadExecutor.shared) {
       await #expect(processExitsWith: .success) {
         try await shutdownScenario()
       }

@@ -20,7 +20,7 @@ struct RequestReaderTests {
     "a declared Content-Length that never arrives is not allocated ahead (fuzzing regression)",
     .enabled(if: hasProcStatus, "reads /proc/self/status"))
   func declaredLengthIsNotAllocatedAhead() async {
-    _ = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+    _ = await withTaskExecutorPreference(OwnThreadExecutor.shared) {
       await #expect(processExitsWith: .success) {
         RequestReaderTests.allocationScenario(framing: "Content-Length: 200000000\r\n")
       }
@@ -31,7 +31,7 @@ struct RequestReaderTests {
     "a declared chunk that never arrives is not allocated ahead (fuzzing regression)",
     .enabled(if: hasProcStatus, "reads /proc/self/status"))
   func declaredChunkIsNotAllocatedAhead() async {
-    _ = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+    _ = await withTaskExecutorPreference(OwnThreadExecutor.shared) {
       await #expect(processExitsWith: .success) {
         RequestReaderTests.allocationScenario(framing: "Transfer-Encoding: chunked\r\n\r\nFFFFFFF")
       }

@@ -5,7 +5,7 @@ import Testing
 
 /// `StubTransport` answers a streamed request with its body in pieces over its clock: the
 /// head at once, each piece when the clock reaches it, and a scripted failure after the last.
-@Suite("StubTransport streams a body over its clock", .timeLimit(.minutes(1)))
+@Suite("StubTransport streams a body over its clock", .timeLimit(.minutes(5)))
 struct StubStreamingTests {
   @Test("the head at once; each piece only when the test clock reaches it")
   func piecesOverTheClock() async throws {
@@ -59,7 +59,7 @@ struct StubStreamingTests {
 
 /// `StubTransport` reads a stream request body within the request's timeout, as the wire
 /// transports do: a producer that never finishes ends the attempt as `timedOut`.
-@Suite("StubTransport and stream request bodies", .timeLimit(.minutes(1)))
+@Suite("StubTransport and stream request bodies", .timeLimit(.minutes(5)))
 struct StubStreamBodyTests {
   @Test("a producer that never finishes: timedOut at the request's timeout, producer ended")
   func producerNeverFinishes() async throws {

@@ -5,7 +5,7 @@ import Testing
 
 /// `StubTransport` refuses what the wire transports refuse before sending, so that a unit
 /// test sees what production would.
-@Suite("StubTransport: the wire transports' checks", .timeLimit(.minutes(1)))
+@Suite("StubTransport: the wire transports' checks", .timeLimit(.minutes(5)))
 struct StubTransportTests {
   @Test(
     "a caller's Content-Length that is not the body's, or a Transfer-Encoding, is invalidRequest and not recorded"
@@ -92,7 +92,7 @@ struct StubTransportTests {
 
   @Test(
     "a request's timeout ends a scripted delay on the stub's clock, across redirect hops",
-    .timeLimit(.minutes(1)))
+    .timeLimit(.minutes(5)))
   func requestTimeoutOnTheClock() async throws {
     let clock = TestClock()
     let stub = StubTransport(clock: clock)

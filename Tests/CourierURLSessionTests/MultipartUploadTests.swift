@@ -154,7 +154,7 @@ struct MultipartUploadTests {
     .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/status"), "reads /proc"))
   func hugeUpload() async throws {
     // In a child process, where nothing else runs, as the gzip bomb test measures memory.
-    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+    let result = await withTaskExecutorPreference(OwnThreadExecutor.shared) {
       await #expect(
         processExitsWith: .success, observing: [\.standardOutputContent, \.standardErrorContent]
       ) {

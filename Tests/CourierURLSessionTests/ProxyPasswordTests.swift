@@ -7,13 +7,13 @@ import Testing
 
 /// What a proxy URL from the environment may leave in an error of ``URLSessionTransport``:
 /// libcurl inside FoundationNetworking repeats one it cannot use whole, credentials included.
-@Suite("URLSessionTransport and the environment's proxy password", .timeLimit(.minutes(1)))
+@Suite("URLSessionTransport and the environment's proxy password", .timeLimit(.minutes(5)))
 struct ProxyPasswordTests {
   @Test("the password of a proxy URL in the environment never reaches an error")
   func environmentProxyPasswordStaysOut() async {
     // In a child process: setting http_proxy here would send the requests of the suites
     // running beside this one through it.
-    _ = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+    _ = await withTaskExecutorPreference(OwnThreadExecutor.shared) {
       await #expect(processExitsWith: .success) {
         try await ProxyPasswordTests.environmentPasswordScenario()
       }

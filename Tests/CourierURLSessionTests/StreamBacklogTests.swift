@@ -12,7 +12,7 @@ import Testing
 /// What `URLSessionTransport` does with a streamed body on Linux, where URLSession cannot pause
 /// a transfer: it keeps at most the body limit ahead of the reader, and a reader that falls
 /// further behind gets `bodyTooLarge` saying why, with the transfer ended.
-@Suite("URLSessionTransport streamed bodies", .serialized, .timeLimit(.minutes(1)))
+@Suite("URLSessionTransport streamed bodies", .serialized, .timeLimit(.minutes(5)))
 struct StreamBacklogTests {
   @Test("a reader that falls the body limit behind gets bodyTooLarge; the transfer ends")
   func backlogPastTheLimit() async throws {

@@ -27,7 +27,7 @@ struct TransferMemoryTests {
 
   @Test("1 GiB download to file: server killed half-way, restarted, resumed; SHA-256 matches")
   func download() async throws {
-    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+    let result = await withTaskExecutorPreference(OwnThreadExecutor.shared) {
       await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
         try await TransferMemoryTests.downloadScenario()
       }
@@ -39,7 +39,7 @@ struct TransferMemoryTests {
 
   @Test("gzip response expanding to 1 GiB: bodyTooLarge, peak RSS growth < 2 × the 32 MiB limit")
   func gzipBomb() async throws {
-    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+    let result = await withTaskExecutorPreference(OwnThreadExecutor.shared) {
       await #expect(
         processExitsWith: .success, observing: [\.standardOutputContent, \.standardErrorContent]
       ) {
@@ -53,7 +53,7 @@ struct TransferMemoryTests {
 
   @Test("plain 1 GiB chunked body: bodyTooLarge, peak RSS growth < 2 × the 32 MiB limit")
   func plainOverLimit() async throws {
-    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+    let result = await withTaskExecutorPreference(OwnThreadExecutor.shared) {
       await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
         try await TransferMemoryTests.limitScenario(gzip: false)
       }

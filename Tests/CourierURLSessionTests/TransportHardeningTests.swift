@@ -428,7 +428,7 @@ struct TransportHardeningTests {
     /// fixed: run the conformance case for both transports and update the article.
     @Test("FoundationNetworking still ends the process on a chunked response with trailers")
     func trailersEndTheProcess() async {
-      let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+      let result = await withTaskExecutorPreference(OwnThreadExecutor.shared) {
         await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
           do {
             let server = try MockServer()
@@ -517,7 +517,7 @@ private struct WatchedUpload {
 
 /// URLSession on Linux ignores `connectionProxyDictionary`: a transport whose configuration
 /// sets it refuses to send rather than go around the proxy.
-@Suite("URLSessionTransport and proxies", .timeLimit(.minutes(1)))
+@Suite("URLSessionTransport and proxies", .timeLimit(.minutes(5)))
 struct URLSessionProxyTests {
   @Test("a proxy dictionary fails every send with invalidRequest; nothing reaches the server")
   func proxyDictionaryRefused() async throws {

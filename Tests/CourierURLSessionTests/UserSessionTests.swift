@@ -27,7 +27,7 @@ struct UserSessionTests {
   /// holding it here would stall every other URLSession test running beside this one.
   @Test("sends on a session whose queue is busy leave the executor threads free")
   func busySessionLeavesExecutorFree() async {
-    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+    let result = await withTaskExecutorPreference(OwnThreadExecutor.shared) {
       await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
         try await UserSessionTests.busySessionScenario()
       }
@@ -61,7 +61,7 @@ struct UserSessionTests {
   /// hold the cancelling thread until the queue is free. In a child process, as above.
   @Test("cancelling a send while the session's queue is busy does not block the canceller")
   func cancellationWhileSessionBusy() async {
-    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+    let result = await withTaskExecutorPreference(OwnThreadExecutor.shared) {
       await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
         try await UserSessionTests.busyCancellationScenario()
       }

@@ -7,7 +7,7 @@ import Testing
 /// A server that misbehaves at random, request by request, under concurrency: the faults one
 /// at a time are the fault matrix's; here they meet retries, timeouts, kept-alive connections
 /// that a fault has just broken, and each other.
-@Suite("Transport conformance: a server that misbehaves at random", .timeLimit(.minutes(3)))
+@Suite("Transport conformance: a server that misbehaves at random", .timeLimit(.minutes(5)))
 struct ChaosConformanceTests {
   /// The kinds a request may end with here: every fault below maps to one of them.
   static let expectedKinds: Set<CourierError.Kind> = [
@@ -18,7 +18,7 @@ struct ChaosConformanceTests {
     "URLSessionTransport: 600 requests, 16 at once, against random faults: each ends once, as its own body or an expected kind, and no socket is left",
     .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/fd"), "reads /proc/self/fd"))
   func randomFaultsURLSession() async {
-    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+    let result = await withTaskExecutorPreference(OwnThreadExecutor.shared) {
       await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
         try await ChaosConformanceTests.scenario(.urlSession)
       }
@@ -30,7 +30,7 @@ struct ChaosConformanceTests {
     "CurlTransport: 600 requests, 16 at once, against random faults: each ends once, as its own body or an expected kind, and no socket is left",
     .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/fd"), "reads /proc/self/fd"))
   func randomFaultsCurl() async {
-    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+    let result = await withTaskExecutorPreference(OwnThreadExecutor.shared) {
       await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
         try await ChaosConformanceTests.scenario(.curl)
       }

@@ -9,7 +9,7 @@ import Testing
 /// cassette, and over `StubTransport` scripted with the same answer — and compares what the
 /// caller saw and what each side saw of the request. A difference is either a bug in a double
 /// or a limitation its documentation states, which the case then asserts.
-@Suite("Test doubles held to production", .timeLimit(.minutes(1)))
+@Suite("Test doubles held to production", .timeLimit(.minutes(5)))
 struct DoublesConformanceTests {
   static let profile = Answer.json(#"{"name":"Li","age":30}"#)
 
@@ -23,7 +23,7 @@ struct DoublesConformanceTests {
 
   @Test(
     "a path parameter reaches every side as one encoded segment, and {name}, *, ** match it",
-    .timeLimit(.minutes(1)), arguments: TransportKind.wire, parameterValues)
+    .timeLimit(.minutes(5)), arguments: TransportKind.wire, parameterValues)
   func pathParameter(kind: TransportKind, value: String) async throws {
     for pattern in ["user/{id}", "user/*", "user/**", "**"] {
       let run = try await ThreeWays.run(
@@ -36,7 +36,7 @@ struct DoublesConformanceTests {
 
   @Test(
     "a path parameter of . or .. is refused before any side sees a request",
-    .timeLimit(.minutes(1)), arguments: TransportKind.wire)
+    .timeLimit(.minutes(5)), arguments: TransportKind.wire)
   func dotParameter(kind: TransportKind) async throws {
     for value in [".", ".."] {
       let run = try await ThreeWays.run(
@@ -52,7 +52,7 @@ struct DoublesConformanceTests {
   /// client built it and answered 404. `%2E%2E` is a name to every side.
   @Test(
     "a template's dot segments are removed before routing, as on the wire; %2E%2E stays a name",
-    .timeLimit(.minutes(1)), arguments: TransportKind.wire)
+    .timeLimit(.minutes(5)), arguments: TransportKind.wire)
   func dotSegments(kind: TransportKind) async throws {
     let script = Script([(nil, "admin", Self.profile), (nil, "files/admin", Self.profile)])
     for template in [
@@ -67,7 +67,7 @@ struct DoublesConformanceTests {
   }
 
   @Test(
-    "query items reach every side as the same encoded query", .timeLimit(.minutes(1)),
+    "query items reach every side as the same encoded query", .timeLimit(.minutes(5)),
     arguments: TransportKind.wire)
   func query(kind: TransportKind) async throws {
     let run = try await ThreeWays.run(
@@ -89,7 +89,7 @@ struct DoublesConformanceTests {
   /// credential, so a replay serves `***`.
   @Test(
     "received header fields keep their bytes, repeats, empty values and odd case",
-    .timeLimit(.minutes(1)), arguments: TransportKind.wire)
+    .timeLimit(.minutes(5)), arguments: TransportKind.wire)
   func responseHeaders(kind: TransportKind) async throws {
     var answer = Self.profile
     answer.headers += [
@@ -159,7 +159,7 @@ struct DoublesConformanceTests {
 
   @Test(
     "an answer's body reaches the caller byte for byte, and its status and headers with it",
-    .timeLimit(.minutes(1)), arguments: TransportKind.wire, BodyCase.allCases)
+    .timeLimit(.minutes(5)), arguments: TransportKind.wire, BodyCase.allCases)
   func responseBody(kind: TransportKind, body: BodyCase) async throws {
     let run = try await ThreeWays.run(
       kind, Script(body.answer), describe: { "\($0.count) bytes" },
@@ -210,7 +210,7 @@ struct DoublesConformanceTests {
   /// what production never sees.
   @Test(
     "an answer is framed as on the wire: HEAD, 204, 304 bodiless; Content-Length rules the body",
-    .timeLimit(.minutes(1)), arguments: TransportKind.wire, FramingCase.allCases)
+    .timeLimit(.minutes(5)), arguments: TransportKind.wire, FramingCase.allCases)
   func framing(kind: TransportKind, framing: FramingCase) async throws {
     let run = try await ThreeWays.run(
       kind, Script(framing.answer), describe: { String(decoding: $0, as: UTF8.self) },
@@ -230,7 +230,7 @@ struct DoublesConformanceTests {
   /// transport ever hands back over a body of another length.
   @Test(
     "a replay serves a redacted body under its own Content-Length; the stub serves it as is",
-    .timeLimit(.minutes(1)), arguments: TransportKind.wire, [200, 401])
+    .timeLimit(.minutes(5)), arguments: TransportKind.wire, [200, 401])
   func redactedBody(kind: TransportKind, status: Int) async throws {
     let answer = Answer.json(#"{"name":"Li","age":30,"token":"SECRET-VALUE"}"#, status: status)
     let run = try await ThreeWays.run(
@@ -250,7 +250,7 @@ struct DoublesConformanceTests {
 
   /// A cassette recorded before cassettes wrote a redacted body's length (or edited by hand)
   /// holds the live length over a shorter body: the replay frames the body it serves.
-  @Test("a replayed Content-Length is the served body's length", .timeLimit(.minutes(1)))
+  @Test("a replayed Content-Length is the served body's length", .timeLimit(.minutes(5)))
   func replayedLength() async throws {
     let url = "https://api.test/me"
     let cassette = Cassette(interactions: [
@@ -268,7 +268,7 @@ struct DoublesConformanceTests {
 
   @Test(
     "a gzip answer through GzipMiddleware decodes alike, its headers made true",
-    .timeLimit(.minutes(1)), arguments: TransportKind.wire)
+    .timeLimit(.minutes(5)), arguments: TransportKind.wire)
   func gzip(kind: TransportKind) async throws {
     let answer = Answer(
       headers: [Field("Content-Type", "application/json"), Field("Content-Encoding", "gzip")],
@@ -342,7 +342,7 @@ struct DoublesConformanceTests {
   /// works).
   @Test(
     "a scripted redirect is followed, or not, as production follows it",
-    .timeLimit(.minutes(1)), arguments: TransportKind.wire, RedirectCase.allCases)
+    .timeLimit(.minutes(5)), arguments: TransportKind.wire, RedirectCase.allCases)
   func redirect(kind: TransportKind, redirect: RedirectCase) async throws {
     let run = try await ThreeWays.run(kind, redirect.script, redirect.endpoint)
     #expect(run.differences(kind) == [])
@@ -360,7 +360,7 @@ struct DoublesConformanceTests {
   /// setting of theirs; the stub has none, as its documentation says.)
   @Test(
     "a body past the endpoint's limit is bodyTooLarge on every side",
-    .timeLimit(.minutes(1)), arguments: TransportKind.wire)
+    .timeLimit(.minutes(5)), arguments: TransportKind.wire)
   func bodyLimit(kind: TransportKind) async throws {
     let run = try await ThreeWays.run(
       kind, Script(Answer(body: Data(repeating: 0x62, count: 4096))),
@@ -377,7 +377,7 @@ struct DoublesConformanceTests {
   /// scripted delay and answered, so a test of a timeout passed only with the middleware.
   @Test(
     "a request's own timeout ends a slow answer with timedOut, middleware or not",
-    .timeLimit(.minutes(1)), arguments: TransportKind.wire)
+    .timeLimit(.minutes(5)), arguments: TransportKind.wire)
   func requestTimeout(kind: TransportKind) async throws {
     var slow = Self.profile
     // Far past the timeout: on a loaded machine URLSession's shared queue can be seconds
@@ -441,7 +441,7 @@ struct DoublesConformanceTests {
 
   @Test(
     "a request body reaches every side byte for byte, with the Content-Length of its bytes",
-    .timeLimit(.minutes(1)), arguments: TransportKind.wire, RequestBodyCase.allCases)
+    .timeLimit(.minutes(5)), arguments: TransportKind.wire, RequestBodyCase.allCases)
   func requestBody(kind: TransportKind, body: RequestBodyCase) async throws {
     let file = FileManager.default.temporaryDirectory.appendingPathComponent(
       "courier-doubles-body-\(UUID().uuidString).bin")
@@ -463,7 +463,7 @@ struct DoublesConformanceTests {
   /// both wire transports and the stub refuse it before sending.
   @Test(
     "a replay refuses a request production refuses, even when the cassette holds its URL",
-    .timeLimit(.minutes(1)))
+    .timeLimit(.minutes(5)))
   func replayRefusesBadFraming() async throws {
     let run = try await ThreeWays.run(
       .curl, Script(Answer(body: Data("ok".utf8))),
@@ -486,7 +486,7 @@ struct DoublesConformanceTests {
 
   /// A cassette recorded a file body as no body at all, so a replay matching bodies served
   /// any file the recorded answer.
-  @Test("a replay matching bodies tells two file bodies apart", .timeLimit(.minutes(1)))
+  @Test("a replay matching bodies tells two file bodies apart", .timeLimit(.minutes(5)))
   func fileBodyMatching() async throws {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
       "courier-doubles-\(UUID().uuidString)")
@@ -519,7 +519,7 @@ struct DoublesConformanceTests {
   /// bodies failed at random for a request production would answer alike.
   @Test(
     "a replay matching bodies takes a JSON body with its members in another order",
-    .timeLimit(.minutes(1)))
+    .timeLimit(.minutes(5)))
   func jsonBodyMatching() async throws {
     let base = try #require(URL(string: "https://api.test/"))
     let url = base.appendingPathComponent("users")

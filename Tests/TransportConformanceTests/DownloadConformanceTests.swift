@@ -524,7 +524,7 @@ struct DownloadConformanceTests {
 struct DownloadMemoryTests {
   @Test("256 MiB to a file: peak RSS growth < 64 MiB, the file matches")
   func boundedMemory() async throws {
-    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+    let result = await withTaskExecutorPreference(OwnThreadExecutor.shared) {
       await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
         await DownloadMemoryTests.scenario()
       }

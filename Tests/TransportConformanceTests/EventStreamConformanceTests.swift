@@ -23,7 +23,7 @@ private final class RecordingClock: Clock, Sendable {
 /// `Client.events` over every transport and `MockServer`: a stream that breaks or ends is
 /// resumed with `Last-Event-ID`, every event arrives once, and the source ends on `204`, on a
 /// status it does not retry, and on the wrong content type.
-@Suite("Server-Sent Events resume", .timeLimit(.minutes(1)))
+@Suite("Server-Sent Events resume", .timeLimit(.minutes(5)))
 struct EventSourceTests {
   private static func events(_ text: String, drop: Int? = nil) -> MockResponse {
     let body = Data(text.utf8)
@@ -155,7 +155,7 @@ struct EventSourceTests {
 
 /// `MockResponse.events` writes Server-Sent Events that `Client.events` reads back, and drops
 /// the connection inside the event it names.
-@Suite("MockServer's event streams", .timeLimit(.minutes(1)))
+@Suite("MockServer's event streams", .timeLimit(.minutes(5)))
 struct MockEventStreamTests {
   @Test(
     "events round-trip; a drop inside one resumes from the event before it",

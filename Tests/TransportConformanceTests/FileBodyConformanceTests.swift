@@ -35,7 +35,7 @@ struct FileBodyConformanceTests {
       "FoundationNetworking can trap on its easy handle after a cancelled upload",
       isIntermittent: true
     ) {
-      result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+      result = await withTaskExecutorPreference(OwnThreadExecutor.shared) {
         await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
           let failures = try await FileBodyConformanceTests.shrinkingFile(kind: .urlSession)
           for failure in failures { print("FAILED: \(failure)") }

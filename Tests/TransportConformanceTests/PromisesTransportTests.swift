@@ -5,7 +5,7 @@ import Testing
 
 /// Promises of the Transfers and Transports articles (Sources/Courier/Courier.docc) that no
 /// other test held, on both wire transports (see `Docs/Promises.md`).
-@Suite("Promises: what both wire transports do", .timeLimit(.minutes(1)))
+@Suite("Promises: what both wire transports do", .timeLimit(.minutes(5)))
 struct PromisesTransportTests {
   /// The Transfers article promises this of `URLSessionTransport` ("Response body limits");
   /// `CurlTransport` promises only to stop once the body passes the limit, and does: it reads

@@ -5,13 +5,13 @@ import Testing
 
 /// Cancelling a request while its transport is following a redirect: the request ends as
 /// cancelled, every time, and nothing else happens to the process.
-@Suite("Transport conformance: cancelled while a redirect is followed", .timeLimit(.minutes(2)))
+@Suite("Transport conformance: cancelled while a redirect is followed", .timeLimit(.minutes(5)))
 struct RedirectCancellationTests {
   @Test("URLSessionTransport: cancelled as its redirect arrives, each request ends as cancelled")
   func cancelDuringRedirectURLSession() async {
     // In a child process: URLSession on Linux stops the process when a redirect's answer
     // reaches a task that a cancellation already stopped.
-    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+    let result = await withTaskExecutorPreference(OwnThreadExecutor.shared) {
       await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
         try await redirectCancellationScenario(.urlSession)
       }
@@ -21,7 +21,7 @@ struct RedirectCancellationTests {
 
   @Test("CurlTransport: cancelled as its redirect arrives, each request ends as cancelled")
   func cancelDuringRedirectCurl() async {
-    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+    let result = await withTaskExecutorPreference(OwnThreadExecutor.shared) {
       await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
         try await redirectCancellationScenario(.curl)
       }

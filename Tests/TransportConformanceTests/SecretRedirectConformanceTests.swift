@@ -98,7 +98,7 @@ struct SecretRedirectConformanceTests {
 
   @Test(
     "a redirect to another origin carries none of the request's secrets",
-    .timeLimit(.minutes(1)), arguments: TransportKind.wire, Form.all)
+    .timeLimit(.minutes(5)), arguments: TransportKind.wire, Form.all)
   func otherOrigin(kind: TransportKind, form: Form) async throws {
     let fixture = try Fixture(kind, middleware: try Self.middleware(form))
     let other = try MockServer()
@@ -133,7 +133,7 @@ struct SecretRedirectConformanceTests {
 
   @Test(
     "307 and 308 to another origin send the body on, as asked; a custom policy can refuse",
-    .timeLimit(.minutes(1)), arguments: TransportKind.wire)
+    .timeLimit(.minutes(5)), arguments: TransportKind.wire)
   func bodyOnTemporaryRedirect(kind: TransportKind) async throws {
     let fixture = try Fixture(kind)
     let other = try MockServer()
@@ -165,7 +165,7 @@ struct SecretRedirectConformanceTests {
 
   @Test(
     "a transport's own error shows no user info or query secret",
-    .timeLimit(.minutes(1)), arguments: TransportKind.wire)
+    .timeLimit(.minutes(5)), arguments: TransportKind.wire)
   func transportError(kind: TransportKind) async throws {
     let underTest = kind.make()
     defer { underTest.shutdown() }

@@ -6,14 +6,14 @@ import Testing
 /// `Client.shutdown(gracePeriod:)` over each wire transport, then the transport's own
 /// shutdown: 50 requests in flight, some answered within the grace period, some later, some
 /// never, some streaming their bodies.
-@Suite("Transport conformance: graceful shutdown", .timeLimit(.minutes(2)))
+@Suite("Transport conformance: graceful shutdown", .timeLimit(.minutes(5)))
 struct ShutdownConformanceTests {
   @Test(
     "URLSessionTransport: 50 in flight, 2 s grace: in time succeed, the rest fail with shutDown, new ones are refused, no socket or thread is left",
     .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/fd"), "reads /proc/self/fd"))
   func gracefulURLSession() async {
     // In a child process: other suites open and close sockets and threads meanwhile.
-    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+    let result = await withTaskExecutorPreference(OwnThreadExecutor.shared) {
       await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
         try await ShutdownConformanceTests.scenario(.urlSession)
       }
@@ -25,7 +25,7 @@ struct ShutdownConformanceTests {
     "CurlTransport: 50 in flight, 2 s grace: in time succeed, the rest fail with shutDown, new ones are refused, no socket or thread is left",
     .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/fd"), "reads /proc/self/fd"))
   func gracefulCurl() async {
-    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+    let result = await withTaskExecutorPreference(OwnThreadExecutor.shared) {
       await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
         try await ShutdownConformanceTests.scenario(.curl)
       }

@@ -14,7 +14,7 @@ import Testing
 /// order, so a transport that sends the next request on that connection reads those bytes as
 /// its answer, and every later answer there is one behind: one caller's response handed to
 /// another's request.
-@Suite("Transport conformance: stray bytes on a kept-alive connection", .timeLimit(.minutes(1)))
+@Suite("Transport conformance: stray bytes on a kept-alive connection", .timeLimit(.minutes(5)))
 struct StrayBytesConformanceTests {
   /// How the unasked bytes come.
   enum Stray: String, CaseIterable, Sendable, CustomTestStringConvertible {

@@ -14,7 +14,7 @@ import Testing
 /// when it has no length, and `URLSessionTransport` writes it to a temporary file first and
 /// sends it with a `Content-Length` (URLSession on Linux takes a stream with no bytes ready
 /// for the end of the body). The cases that depend on it say so.
-@Suite("Stream request bodies", .timeLimit(.minutes(2)))
+@Suite("Stream request bodies", .timeLimit(.minutes(5)))
 struct StreamBodyConformanceTests {
   /// `count` bytes of a pattern, so that a byte out of place shows.
   static func bytes(_ count: Int, seed: UInt8 = 0) -> Data {

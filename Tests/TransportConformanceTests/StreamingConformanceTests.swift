@@ -13,7 +13,7 @@ import Testing
 /// Each transport allows one connection per host here, so a request after a stream ended
 /// gets its answer only if the streamed connection was freed, and its own answer only if that
 /// connection was not reused with a body half read.
-@Suite("Streamed bodies on every transport", .timeLimit(.minutes(2)))
+@Suite("Streamed bodies on every transport", .timeLimit(.minutes(5)))
 struct StreamingConformanceTests {
   private static func pattern(_ count: Int) -> Data {
     Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) })

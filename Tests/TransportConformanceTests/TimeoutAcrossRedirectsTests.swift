@@ -12,7 +12,7 @@ import Testing
 /// asked for when each hop has the whole limit). No upper bound on the time: a cooperative pool
 /// starved by another suite's blocking test delays the moment the failure is seen, not the
 /// hops the server counts.
-@Suite("Transport conformance: timeouts across redirect hops", .timeLimit(.minutes(1)))
+@Suite("Transport conformance: timeouts across redirect hops", .timeLimit(.minutes(5)))
 struct TimeoutAcrossRedirectsTests {
   /// Six hops of 0.5 s each: `/hop/0` … `/hop/5` redirect to the next, `/hop/6` answers.
   /// Followed hop by hop each within a 1 s limit, the chain succeeds after 3 s.

@@ -11,7 +11,7 @@ import Testing
 /// response head (`firstByte`) and the completion (`bodyComplete`) itself; the cases expect
 /// `nil` for the rest, as its documentation says, so that a Foundation that starts delivering
 /// metrics shows up here.
-@Suite("Timings over MockServer", .timeLimit(.minutes(2)))
+@Suite("Timings over MockServer", .timeLimit(.minutes(5)))
 struct TimingsConformanceTests {
   /// The phases present, in their order.
   static func phases(_ timings: Response.Timings) -> [Duration] {

@@ -733,7 +733,7 @@ struct WireConformanceTests {
     // In a child process: other suites running in parallel can starve the cooperative pool,
     // which delays any timer and says nothing about the transport. (An exit test cannot
     // capture an argument here, hence one test per transport.)
-    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+    let result = await withTaskExecutorPreference(OwnThreadExecutor.shared) {
       await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
         try await hardTimeoutScenario(.urlSession)
       }
@@ -745,7 +745,7 @@ struct WireConformanceTests {
     "CurlTransport: a hard timeout ends a hanging request within the limit + 100 ms and closes its connection",
     .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/fd"), "reads /proc/self/fd"))
   func hardTimeoutCurl() async throws {
-    let result = await withTaskExecutorPreference(ExitTestExecutor.shared) {
+    let result = await withTaskExecutorPreference(OwnThreadExecutor.shared) {
       await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
         try await hardTimeoutScenario(.curl)
       }

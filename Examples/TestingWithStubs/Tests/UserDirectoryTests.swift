@@ -6,7 +6,7 @@ import TestingWithStubs
 
 /// Three ways to test app code by swapping its transport; `UserDirectory` is the same code
 /// the app ships.
-@Suite("Testing app code with stubs", .timeLimit(.minutes(1)))
+@Suite("Testing app code with stubs", .timeLimit(.minutes(5)))
 struct UserDirectoryTests {
   let base = URL(string: "https://api.example.test/")!
 

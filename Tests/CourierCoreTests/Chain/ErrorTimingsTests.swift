@@ -5,7 +5,7 @@ import Testing
 
 /// A client puts the request's total time on every error it throws from sending, beside the
 /// phases the transport measured.
-@Suite("Client: timings on errors", .timeLimit(.minutes(1)))
+@Suite("Client: timings on errors", .timeLimit(.minutes(5)))
 struct ErrorTimingsTests {
   @Test("a failure without a response, and a rejected status, both carry the total")
   func totalOnErrors() async throws {

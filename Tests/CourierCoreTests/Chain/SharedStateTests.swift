@@ -122,7 +122,7 @@ enum Ending: Sendable {
 /// State shared across requests and clients: one middleware instance (and what it keeps)
 /// used by several clients at once, cancellation in one while another waits, and one overall
 /// deadline across every resend of a logical request.
-@Suite("State shared across requests and clients", .timeLimit(.minutes(1)))
+@Suite("State shared across requests and clients", .timeLimit(.minutes(5)))
 struct SharedStateTests {
   @Test("one client's cancelAll() does not fail another client's wait for the shared refresh")
   func cancelAllInTheClientThatStartedTheRefresh() async throws {

@@ -7,7 +7,7 @@ import Testing
 /// with the grace period on another: no test sleeps.
 @Suite(
   "Client shutdown: refuse new requests, let those in flight finish, then cancel",
-  .timeLimit(.minutes(1)))
+  .timeLimit(.minutes(5)))
 struct ShutdownTests {
   let answers = TestClock()
   let grace = TestClock()

@@ -12,38 +12,43 @@ struct GeneratedJSONDifferentialTests {
   static let documents = 1_500
 
   @Test("each shape over generated documents", arguments: DifferentialShape.all)
-  func shape(_ shape: DifferentialShape) {
-    var generator = JSONDocumentGenerator(seed: 0xD1FF_0000 &+ shape.seed)
-    var fastAnswers = 0
-    var foundationValues = 0
-    var disagreements = 0
-    for _ in 0..<Self.documents {
-      var bytes = Array(generator.document(shape.schema).utf8)
-      // Now and then a byte-level edit, for text the writer never produces.
-      if generator.chance(10) {
-        bytes = mutant(
-          of: bytes, insertions: FastJSONDecoderTests.insertions, maximumEdits: 2,
-          using: &generator.random)
+  func shape(_ shape: DifferentialShape) async {
+    // Seconds of computing with no suspension point: on a thread of its own, so the
+    // global executor's few threads stay free for the tests that wait.
+    await withTaskExecutorPreference(OwnThreadExecutor.shared) {
+      var generator = JSONDocumentGenerator(seed: 0xD1FF_0000 &+ shape.seed)
+      var fastAnswers = 0
+      var foundationValues = 0
+      var disagreements = 0
+      for _ in 0..<Self.documents {
+        var bytes = Array(generator.document(shape.schema).utf8)
+        // Now and then a byte-level edit, for text the writer never produces.
+        if generator.chance(10) {
+          bytes = mutant(
+            of: bytes, insertions: FastJSONDecoderTests.insertions, maximumEdits: 2,
+            using: &generator.random)
+        }
+        // An empty or blank body is Courier's `nil` for an optional and its own error
+        // otherwise (ResponseDecoding.json's documented rule), not JSONDecoder's.
+        if bytes.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) { continue }
+        let comparison = shape.compare(Data(bytes))
+        if comparison.fastPathAnswered { fastAnswers += 1 }
+        if comparison.foundationDecoded { foundationValues += 1 }
+        if let disagreement = comparison.disagreement {
+          disagreements += 1
+          Issue.record(
+            "\(disagreement)\n  document: \(String(decoding: bytes, as: UTF8.self).debugDescription)"
+          )
+          if disagreements >= 5 { break }
+        }
       }
-      // An empty or blank body is Courier's `nil` for an optional and its own error
-      // otherwise (ResponseDecoding.json's documented rule), not JSONDecoder's.
-      if bytes.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) { continue }
-      let comparison = shape.compare(Data(bytes))
-      if comparison.fastPathAnswered { fastAnswers += 1 }
-      if comparison.foundationDecoded { foundationValues += 1 }
-      if let disagreement = comparison.disagreement {
-        disagreements += 1
-        Issue.record(
-          "\(disagreement)\n  document: \(String(decoding: bytes, as: UTF8.self).debugDescription)")
-        if disagreements >= 5 { break }
+      // The documents must fit the shape often enough for the comparison to mean something,
+      // and the fast path must answer for the shapes it serves.
+      #expect(foundationValues >= Self.documents / 20, "JSONDecoder decoded \(foundationValues)")
+      #expect(foundationValues < Self.documents, "no document failed")
+      if shape.servedByFastPath {
+        #expect(fastAnswers >= Self.documents / 20, "the fast path answered \(fastAnswers)")
       }
-    }
-    // The documents must fit the shape often enough for the comparison to mean something,
-    // and the fast path must answer for the shapes it serves.
-    #expect(foundationValues >= Self.documents / 20, "JSONDecoder decoded \(foundationValues)")
-    #expect(foundationValues < Self.documents, "no document failed")
-    if shape.servedByFastPath {
-      #expect(fastAnswers >= Self.documents / 20, "the fast path answered \(fastAnswers)")
     }
   }
 }

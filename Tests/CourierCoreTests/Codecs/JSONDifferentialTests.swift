@@ -5,7 +5,7 @@ import Testing
 
 /// What `client.send` decodes from JSON is what `JSONDecoder` decodes, in the cases where
 /// Courier's own decoding path used to answer differently.
-@Suite("JSON decoding agrees with JSONDecoder", .timeLimit(.minutes(1)))
+@Suite("JSON decoding agrees with JSONDecoder", .timeLimit(.minutes(5)))
 struct JSONDecodingAgreementTests {
   /// `é` composed (U+00E9) and decomposed (`e` + U+0301): equal `String`s, different bytes.
   static let composed = "caf\u{E9}"

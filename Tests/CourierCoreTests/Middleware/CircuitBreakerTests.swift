@@ -8,7 +8,7 @@ import Testing
 /// failure, bounded probes, hosts apart, and retry.
 @Suite(
   "CircuitBreakerMiddleware: opens, fails fast, probes and closes, per host",
-  .timeLimit(.minutes(1)))
+  .timeLimit(.minutes(5)))
 struct CircuitBreakerTests {
   let clock = TestClock()
   let stub: StubTransport
@@ -216,7 +216,7 @@ final class StateChanges: Sendable {
 
 /// The breaker's state through a ``MetricsSink``: a gauge per host that is 1 while the
 /// circuit is not closed, and a counter of transitions.
-@Suite("CircuitBreakerMiddleware: state in metrics", .timeLimit(.minutes(1)))
+@Suite("CircuitBreakerMiddleware: state in metrics", .timeLimit(.minutes(5)))
 struct CircuitBreakerMetricsTests {
   @Test("open, half-open, open, half-open, closed: the gauge follows, each change counted")
   func stateInMetrics() async {

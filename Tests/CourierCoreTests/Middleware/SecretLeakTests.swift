@@ -8,7 +8,7 @@ import Testing
 /// JSON body whose type did not say JSON.
 @Suite(
   "Secret leaks: URL headers, multipart fields, credential headers, sniffed JSON",
-  .timeLimit(.minutes(1)))
+  .timeLimit(.minutes(5)))
 struct SecretLeakTests {
   static func temporaryFile() -> URL {
     FileManager.default.temporaryDirectory.appendingPathComponent(

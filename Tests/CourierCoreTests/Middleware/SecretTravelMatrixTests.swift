@@ -347,7 +347,7 @@ struct SecretTravelMatrixTests {
   }
 
   @Test(
-    "no secret reaches any sink", .timeLimit(.minutes(1)),
+    "no secret reaches any sink", .timeLimit(.minutes(5)),
     arguments: SecretForm.all, SecretSink.allCases)
   func secretStaysHidden(form: SecretForm, sink: SecretSink) async throws {
     let exposed = try await Self.exposure(of: form, in: sink)

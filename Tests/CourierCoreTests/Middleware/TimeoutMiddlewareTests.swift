@@ -197,7 +197,7 @@ struct TimeoutAndTransportLimitTests {
 
   @Test(
     "on an injected clock a stub's own Request.timeout, at the limit, is reported as the limit",
-    .timeLimit(.minutes(1)))
+    .timeLimit(.minutes(5)))
   func stubLimitOnTheSameClock() async throws {
     // The stub's limit and the middleware's timer fire on the same advance; whichever ends
     // the attempt, the error names the middleware's limit (it raced: 12 of 300 were the

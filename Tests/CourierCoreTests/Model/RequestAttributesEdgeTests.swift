@@ -80,7 +80,7 @@ private enum MetatypeKey: RequestAttributeKey {
   static let defaultValue: any Sendable.Type = Int.self
 }
 
-@Suite("RequestAttributes edge cases", .timeLimit(.minutes(1)))
+@Suite("RequestAttributes edge cases", .timeLimit(.minutes(5)))
 struct RequestAttributesEdgeTests {
   @Test("every level of a triple optional reads back as itself")
   func tripleOptional() {

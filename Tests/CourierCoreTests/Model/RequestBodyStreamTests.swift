@@ -6,7 +6,7 @@ import Testing
 
 /// `RequestBody.stream`: replayable and one-shot bodies, their identity, reading them, and
 /// how the middleware and the stub treat them.
-@Suite("Stream request bodies", .timeLimit(.minutes(1)))
+@Suite("Stream request bodies", .timeLimit(.minutes(5)))
 struct RequestBodyStreamTests {
   static func sequence(_ chunks: [Data]) -> AsyncStream<Data> {
     AsyncStream { continuation in

@@ -64,7 +64,7 @@ private final class PathCache: Middleware {
 
 @Suite(
   "A verdict found inside the chain holds only for the body and the plan it was about",
-  .timeLimit(.minutes(1)))
+  .timeLimit(.minutes(5)))
 struct ValidationFreshnessTests {
   static let ann = #"{"id":1,"name":"Ann"}"#
   static let bob = #"{"id":2,"name":"Bob"}"#
@@ -192,7 +192,7 @@ struct ValidationFreshnessTests {
   }
 }
 
-@Suite("State shared across requests and clients: responses, verdicts", .timeLimit(.minutes(1)))
+@Suite("State shared across requests and clients: responses, verdicts", .timeLimit(.minutes(5)))
 struct SharedValidationStateTests {
   static let envelope = #"{"code":0,"data":{"id":1,"name":"Ann"}}"#
 

@@ -50,7 +50,7 @@ struct PromisesMiddlewareTests {
 
   // MARK: Timeout
 
-  @Test("Endpoint.deadline(_:) replaces the middleware's overall limit", .timeLimit(.minutes(1)))
+  @Test("Endpoint.deadline(_:) replaces the middleware's overall limit", .timeLimit(.minutes(5)))
   func endpointDeadline() async throws {
     let clock = TestClock()
     let stub = StubTransport(fallback: .never)
@@ -79,7 +79,7 @@ struct PromisesMiddlewareTests {
 
   @Test(
     "the storm guard allows 3 refreshes per 60 s by default, and more once the window moves",
-    .timeLimit(.minutes(1)))
+    .timeLimit(.minutes(5)))
   func stormGuardWindow() async throws {
     let clock = TestClock()
     let tokens = CountingTokens()

@@ -66,7 +66,7 @@ struct StreamEndOrderTests {
       waitingAfterDuringAction: waitingAfterDuringAction.load(ordering: .acquiring))
   }
 
-  @Test("the end reaches a reader after the end action ran", .timeLimit(.minutes(1)))
+  @Test("the end reaches a reader after the end action ran", .timeLimit(.minutes(5)))
   func finished() async throws {
     for round in 0..<10 {
       let race = try await Self.race { writer, _ in writer.finish() }
@@ -75,7 +75,7 @@ struct StreamEndOrderTests {
     }
   }
 
-  @Test("a failure reaches a reader after the end action ran", .timeLimit(.minutes(1)))
+  @Test("a failure reaches a reader after the end action ran", .timeLimit(.minutes(5)))
   func failed() async throws {
     for round in 0..<10 {
       let race = try await Self.race { writer, _ in
@@ -92,7 +92,7 @@ struct StreamEndOrderTests {
 
   @Test(
     "a stream stopped from outside reaches its reader after the end action ran, with its error",
-    .timeLimit(.minutes(1)))
+    .timeLimit(.minutes(5)))
   func terminated() async throws {
     for round in 0..<10 {
       let race = try await Self.race { _, core in core.terminate(with: Self.cancelAll) }
@@ -108,7 +108,7 @@ struct StreamEndOrderTests {
 
   @Test(
     "a stop while the end action runs wakes the waiting reader only after the action",
-    .timeLimit(.minutes(1)))
+    .timeLimit(.minutes(5)))
   func stoppedDuringEndAction() async throws {
     for round in 0..<10 {
       // A stop from outside (cancelAll) lands while the action still runs: the reader was

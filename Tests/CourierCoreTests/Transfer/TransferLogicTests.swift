@@ -157,7 +157,7 @@ struct TransferLogicTests {
 
   @Test(
     "a second download to a destination while one is under way fails at once; the first keeps its bytes",
-    .timeLimit(.minutes(1)))
+    .timeLimit(.minutes(5)))
   func concurrentDownloadsToOneDestination() async throws {
     let folder = try Self.folder()
     defer { try? FileManager.default.removeItem(at: folder) }
