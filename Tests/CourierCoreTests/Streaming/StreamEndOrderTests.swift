@@ -36,8 +36,9 @@ struct StreamEndOrderTests {
       actionStarted.yield()
       actionStarted.finish()
       // Polls for a state of the reader, which has no other signal; bounded: a reader that
-      // neither waits nor returns within 10 s fails the test below.
-      let limit = ContinuousClock.now + .seconds(10)
+      // neither waits nor returns within 2 minutes fails the test below. (A loaded full run
+      // has left a task unscheduled for more than 10 s.)
+      let limit = ContinuousClock.now + .seconds(120)
       while !core.readerIsWaiting, !readerReturned.load(ordering: .acquiring),
         ContinuousClock.now < limit
       {
