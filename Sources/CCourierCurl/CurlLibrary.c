@@ -191,29 +191,9 @@ COURIER_SETOPT(write_callback, courier_curl_write_callback)
 COURIER_SETOPT(read_callback, courier_curl_read_callback)
 COURIER_SETOPT(seek_callback, courier_curl_seek_callback)
 COURIER_SETOPT(xferinfo_callback, courier_curl_xferinfo_callback)
+COURIER_SETOPT(opensocket_callback, courier_curl_opensocket_callback)
 COURIER_SETOPT(closesocket_callback, courier_curl_closesocket_callback)
 #undef COURIER_SETOPT
-
-static courier_curl_socket openSocket(
-    void *context, courier_curl_socket_type purpose, struct courier_curl_sockaddr *address) {
-  (void)context;
-  (void)purpose;
-#if defined(SOCK_CLOEXEC)
-  return socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
-#else
-  int descriptor = socket(address->family, address->socktype, address->protocol);
-  if (descriptor >= 0) fcntl(descriptor, F_SETFD, FD_CLOEXEC);
-  return descriptor;
-#endif
-}
-
-CURLcode courier_curl_easy_open_sockets_close_on_exec(void *easy) {
-  const struct courier_curl_functions *functions = curl();
-  courier_curl_opensocket_callback callback = openSocket;
-  return functions != NULL
-             ? functions->curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, callback)
-             : COURIER_CURLE_FAILED_INIT;
-}
 
 CURLcode courier_curl_easy_setopt_blob(
     void *easy, CURLoption option, const void *data, size_t length) {

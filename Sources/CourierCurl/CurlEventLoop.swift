@@ -328,6 +328,12 @@ final class CurlEventLoop: Sendable {
 
   var openedConnections: Int { connections.count }
 
+  /// How this loop's connections stand (nothing open once it is shut down).
+  var poolFigures: ConnectionPoolFigures {
+    engine.withLock { $0?.core.poolFigures }
+      ?? ConnectionPoolFigures(open: 0, idle: 0, inUse: 0, waiting: 0)
+  }
+
   /// How many transfers are in libcurl (not counting those waiting their turn).
   var transfersInFlight: Int { engine.withLock { $0?.core.count ?? 0 } }
 

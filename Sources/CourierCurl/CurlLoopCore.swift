@@ -56,6 +56,9 @@ final class CurlLoopCore {
   /// How many transfers are in libcurl (not counting those waiting in ``queue``).
   var count: Int { byTicket.count }
 
+  /// How this loop's connections stand, and how many requests wait for one.
+  var poolFigures: ConnectionPoolFigures { sockets.poolFigures(waiting: queue.waitingCount) }
+
   /// Adds `ticket`'s transfer to the multi handle, or, when its origin has ``queue``'s limit of
   /// transfers in flight already, puts it in the origin's line until one of them ends.
   func start(_ ticket: CurlTicket, completions: inout [Completion]) {
@@ -104,11 +107,16 @@ final class CurlLoopCore {
     }
     // With the options every transfer shares: a connection keeps the callback of the handle
     // that opened it.
-    if !handle.isConfigured, sockets.installCloseCallback(on: handle.easy) != CURLE_OK {
+    if !handle.isConfigured, sockets.installSocketCallbacks(on: handle.easy) != CURLE_OK {
       handle.needsReset = true
       recycle(handle)
       completions.append(
-        (ticket, .failure(failure("CURLOPT_CLOSESOCKETFUNCTION was refused", ticket))))
+        (
+          ticket,
+          .failure(
+            failure(
+              "CURLOPT_OPENSOCKETFUNCTION or CURLOPT_CLOSESOCKETFUNCTION was refused", ticket))
+        ))
       return false
     }
     let transfer: CurlTransfer

@@ -1,4 +1,5 @@
 internal import CCourierCurl
+import CourierCore
 
 #if canImport(Glibc)
   import Glibc
@@ -73,6 +74,9 @@ final class CurlSocketInterest {
   /// The sockets of HTTP/1 connections libcurl keeps with no transfer on them: input on one
   /// is no answer to anything (see the type's documentation). Never in ``wanted``.
   private(set) var idle: Set<Int32> = []
+  /// The sockets libcurl opened for connections (`CURLOPT_OPENSOCKETFUNCTION`) and has not
+  /// closed yet: not the ones it makes for itself, such as its resolver's socket pair.
+  private var connectionSockets: Set<Int32> = []
   /// How many idle connections were dropped because input (or the end of the stream) arrived
   /// on them.
   private(set) var droppedConnections = 0
@@ -116,20 +120,68 @@ final class CurlSocketInterest {
     _ = courier_curl_multi_setopt_pointer(multi, CURLMOPT_TIMERDATA, context)
   }
 
-  /// Makes this object the target of `easy`'s `CURLOPT_CLOSESOCKETFUNCTION`, which closes
-  /// every socket of the connections the handle's transfers open (libcurl keeps the callback
-  /// with each connection); it must outlive the multi handle's last call.
-  func installCloseCallback(on easy: UnsafeMutableRawPointer) -> CURLcode {
-    let set = courier_curl_easy_setopt_closesocket_callback(easy, CURLOPT_CLOSESOCKETFUNCTION) {
-      context, socket in
+  /// Makes this object the target of `easy`'s `CURLOPT_OPENSOCKETFUNCTION` and
+  /// `CURLOPT_CLOSESOCKETFUNCTION`, which open and close every socket of the connections the
+  /// handle's transfers make (libcurl keeps the callbacks with each connection); it must
+  /// outlive the multi handle's last call.
+  ///
+  /// The socket is the one libcurl would open (`socket(family, socktype, protocol)`, which
+  /// libcurl 7.88 does without close-on-exec), opened close-on-exec so that a process the
+  /// application spawns never inherits a connection. Both callbacks also keep
+  /// `connectionSockets`, which ``poolFigures(waiting:)`` counts.
+  func installSocketCallbacks(on easy: UnsafeMutableRawPointer) -> CURLcode {
+    let context = Unmanaged.passUnretained(self).toOpaque()
+    let setOpen = courier_curl_easy_setopt_opensocket_callback(easy, CURLOPT_OPENSOCKETFUNCTION) {
+      context, _, address in
+      guard let address else { return -1 }
+      let socket = CurlSocketInterest.openClosedOnExec(address.pointee)
+      if socket >= 0, let context {
+        Unmanaged<CurlSocketInterest>.fromOpaque(context).takeUnretainedValue().opened(socket)
+      }
+      return socket
+    }
+    guard setOpen == CURLE_OK else { return setOpen }
+    let setOpenData = courier_curl_easy_setopt_pointer(easy, CURLOPT_OPENSOCKETDATA, context)
+    guard setOpenData == CURLE_OK else { return setOpenData }
+    let setClose = courier_curl_easy_setopt_closesocket_callback(
+      easy, CURLOPT_CLOSESOCKETFUNCTION
+    ) { context, socket in
       if let context {
         Unmanaged<CurlSocketInterest>.fromOpaque(context).takeUnretainedValue().closed(socket)
       }
       return close(socket)
     }
-    guard set == CURLE_OK else { return set }
-    return courier_curl_easy_setopt_pointer(
-      easy, CURLOPT_CLOSESOCKETDATA, Unmanaged.passUnretained(self).toOpaque())
+    guard setClose == CURLE_OK else { return setClose }
+    return courier_curl_easy_setopt_pointer(easy, CURLOPT_CLOSESOCKETDATA, context)
+  }
+
+  /// A socket for `address`'s family, type and protocol, close-on-exec from the start where
+  /// the system can (`SOCK_CLOEXEC`), else right after; -1 when `socket` fails.
+  private static func openClosedOnExec(_ address: courier_curl_sockaddr) -> Int32 {
+    #if canImport(Glibc)
+      return socket(
+        address.family, address.socktype | Int32(bitPattern: SOCK_CLOEXEC.rawValue),
+        address.protocol)
+    #else
+      let descriptor = socket(address.family, address.socktype, address.protocol)
+      if descriptor >= 0 { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+      return descriptor
+    #endif
+  }
+
+  /// `CURLOPT_OPENSOCKETFUNCTION` opened `socket` for a connection.
+  private func opened(_ socket: Int32) {
+    connectionSockets.insert(socket)
+  }
+
+  /// How the connections stand: every socket libcurl opened for a connection and has not
+  /// closed is open; the HTTP/1 connections it keeps between transfers are idle (``idle``);
+  /// the rest are in use. An HTTP/2 connection counts as in use while it is open: its streams
+  /// come and go, and libcurl does not say when none is left.
+  func poolFigures(waiting: Int) -> ConnectionPoolFigures {
+    let open = connectionSockets.count
+    let idle = connectionSockets.reduce(0) { self.idle.contains($1) ? $0 + 1 : $0 }
+    return ConnectionPoolFigures(open: open, idle: idle, inUse: open - idle, waiting: waiting)
   }
 
   /// `CURLMOPT_SOCKETFUNCTION`: start, change or stop watching `socket`.
@@ -163,6 +215,7 @@ final class CurlSocketInterest {
   /// `CURLOPT_CLOSESOCKETFUNCTION`: libcurl is closing `socket`; its number may be anyone's
   /// after this.
   func closed(_ socket: Int32) {
+    connectionSockets.remove(socket)
     idle.remove(socket)
     wanted[socket] = nil
     forget(socket)

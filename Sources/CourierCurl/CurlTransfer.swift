@@ -274,7 +274,6 @@ final class CurlTransfer {
   private func configureShared(_ configuration: CurlTransport.Configuration) throws(CourierError) {
     try set(CURLOPT_ERRORBUFFER, pointer: UnsafeRawPointer(errorBuffer))
     try set(CURLOPT_NOSIGNAL, 1)
-    try check(courier_curl_easy_open_sockets_close_on_exec(easy))
     let restriction = Self.protocolRestriction(forVersion: CurlTransfer.libcurlVersion)
     if let names = restriction.names {
       try set(restriction.option, string: names)

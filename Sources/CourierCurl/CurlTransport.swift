@@ -377,6 +377,23 @@ public final class CurlTransport: Transport, CustomStringConvertible {
   /// summed over every transfer): with keep-alive, far fewer than the requests sent.
   public var openedConnections: Int { loops.reduce(0) { $0 + $1.openedConnections } }
 
+  /// How the transport's connections stand now, over all its event loops: the sockets
+  /// libcurl has open for connections, those of them kept idle between HTTP/1 requests, the
+  /// rest in use (an HTTP/2 connection counts as in use while it is open), and the requests
+  /// waiting for a connection at the ``Configuration/maximumConnectionsPerHost``
+  /// limit. Takes each loop's lock for a moment.
+  public var connectionPool: ConnectionPoolFigures? {
+    var total = ConnectionPoolFigures(open: 0, idle: 0, inUse: 0, waiting: 0)
+    for loop in loops {
+      let figures = loop.poolFigures
+      total.open += figures.open
+      total.idle += figures.idle
+      total.inUse += figures.inUse
+      total.waiting += figures.waiting
+    }
+    return total
+  }
+
   /// How many event loops the transport runs (for tests).
   var eventLoopCount: Int { loops.count }
 

@@ -75,15 +75,12 @@ CURLcode courier_curl_easy_setopt_seek_callback(
 /// `CURLOPT_XFERINFOFUNCTION`.
 CURLcode courier_curl_easy_setopt_xferinfo_callback(
     void *easy, CURLoption option, courier_curl_xferinfo_callback callback);
+/// `CURLOPT_OPENSOCKETFUNCTION`.
+CURLcode courier_curl_easy_setopt_opensocket_callback(
+    void *easy, CURLoption option, courier_curl_opensocket_callback callback);
 /// `CURLOPT_CLOSESOCKETFUNCTION`.
 CURLcode courier_curl_easy_setopt_closesocket_callback(
     void *easy, CURLoption option, courier_curl_closesocket_callback callback);
-
-/// Sets a `CURLOPT_OPENSOCKETFUNCTION` that opens the socket libcurl would open
-/// (`socket(family, socktype, protocol)`, which libcurl 7.88 does without close-on-exec) with
-/// `SOCK_CLOEXEC` where the system has it, so a process the application spawns never inherits
-/// a connection.
-CURLcode courier_curl_easy_open_sockets_close_on_exec(void *easy);
 
 /// Sets a `…_BLOB` option (`CURLOPT_SSLCERT_BLOB`, `CURLOPT_SSLKEY_BLOB`) to `length` bytes at
 /// `data`, which libcurl copies (`CURL_BLOB_COPY`): the caller's bytes may go right after.

@@ -67,6 +67,12 @@ public protocol Transport: Sendable {
   /// transport calls it when done, after ``Client/shutdown(gracePeriod:)`` has let the
   /// requests in flight finish.
   func shutdown()
+
+  /// How the transport's connections stand now (open, idle, in use, and requests waiting
+  /// for one), for ``MetricsObserver`` and your own monitoring; `nil` when the transport does
+  /// not know them. The default is `nil`. A transport that keeps its own connections reports
+  /// them here; one that wraps another transport may forward the wrapped one's.
+  var connectionPool: ConnectionPoolFigures? { get }
 }
 
 extension Transport {
@@ -76,4 +82,7 @@ extension Transport {
 
   /// Does nothing: the transport holds nothing to release.
   public func shutdown() {}
+
+  /// `nil`: the transport does not say how its connections stand.
+  public var connectionPool: ConnectionPoolFigures? { nil }
 }

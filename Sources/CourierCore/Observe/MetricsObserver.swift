@@ -20,6 +20,10 @@
 /// | `courier_auth_refreshes_total` | counter | `method`, `host`, `outcome` (`succeeded`, `failed`) |
 /// | `courier_request_body_bytes_total` | counter | `method`, `host` (bodies held in memory) |
 /// | `courier_response_body_bytes_total` | counter | `method`, `host` |
+/// | `courier_pool_connections_open` | gauge (recorder, not aggregated) | `transport` |
+/// | `courier_pool_connections_idle` | gauge (recorder, not aggregated) | `transport` |
+/// | `courier_pool_connections_in_use` | gauge (recorder, not aggregated) | `transport` |
+/// | `courier_pool_requests_waiting` | gauge (recorder, not aggregated) | `transport` |
 ///
 /// - `method` is the request's method (`GET`).
 /// - `host` is the URL's host, with `:port` when the URL names one (`api.example.com`,
@@ -30,21 +34,62 @@
 ///   pipeline rejected a status — the attempt's own `outcome` then holds its status class).
 /// - `reason` is what a retry answers: a status class for a retryable status, else the
 ///   error kind's name.
+/// - `transport` names the transport whose ``Transport/connectionPool`` figures these are:
+///   its type (`CurlTransport`) unless you give a name.
 ///
 /// A request counts once in `courier_requests_total` and `courier_request_duration`, when it
 /// ends (a streamed body: when the stream ends); each of its attempts counts in
 /// `courier_attempts_total`.
+///
+/// The `courier_pool_` figures are recorded only for an observer given the transport
+/// (`connectionPoolOf:`), when each request starts and ends, and whenever you call
+/// ``recordConnectionPool()``: call it from a timer, so that the figures also move while no
+/// request does (connections closing idle). A transport that does not know its pool
+/// (``Transport/connectionPool`` is `nil`) records none.
+///
+/// ```swift
+/// let transport = CurlTransport()
+/// let metrics = MetricsObserver(sink: SwiftMetricsSink(), connectionPoolOf: transport)
+/// let client = Client.standard(
+///   baseURL: URL(string: "https://api.example.com/")!, transport: transport,
+///   observers: [metrics])
+/// ```
 public struct MetricsObserver: ClientObserver {
   /// Where the figures go.
   public let sink: any MetricsSink
+  /// The transport whose connection pool is recorded, and its `transport` dimension.
+  private let pool: (transport: any Transport, name: String)?
 
-  /// Creates an observer recording into `sink`.
-  public init(sink: any MetricsSink) {
+  /// Creates an observer recording into `sink`; with `transport`, also its connection pool
+  /// figures, under `transportName` (default: the transport's type name), which tells two
+  /// transports of one type apart.
+  public init(
+    sink: any MetricsSink, connectionPoolOf transport: (any Transport)? = nil,
+    transportName: String? = nil
+  ) {
     self.sink = sink
+    pool = transport.map { ($0, transportName ?? String(describing: type(of: $0))) }
   }
 
-  /// Counts the request in flight.
+  /// Records the transport's connection pool figures now; does nothing without a transport,
+  /// or when it does not know them.
+  public func recordConnectionPool() {
+    guard let pool, let figures = pool.transport.connectionPool else { return }
+    let dimensions = [("transport", pool.name)]
+    for (label, value) in [
+      ("courier_pool_connections_open", figures.open),
+      ("courier_pool_connections_idle", figures.idle),
+      ("courier_pool_connections_in_use", figures.inUse),
+      ("courier_pool_requests_waiting", figures.waiting),
+    ] {
+      sink.makeRecorder(label: label, dimensions: dimensions, aggregate: false)
+        .record(Double(value))
+    }
+  }
+
+  /// Counts the request in flight, and records the connection pool.
   public func requestStarted(_ request: ObservedRequest) {
+    recordConnectionPool()
     sink.makeGauge(label: "courier_requests_in_flight", dimensions: dimensions(request))
       .increment(by: 1)
     if let bytes = request.request.body.data?.count, bytes > 0 {
@@ -90,10 +135,12 @@ public struct MetricsObserver: ClientObserver {
       .increment(by: Int64(bytes))
   }
 
-  /// Counts the request by its outcome, records its durations, and takes it out of flight.
+  /// Counts the request by its outcome, records its durations, takes it out of flight, and
+  /// records the connection pool.
   public func requestEnded(
     _ request: ObservedRequest, result: Result<Response, CourierError>, total: Duration
   ) {
+    recordConnectionPool()
     let plain = dimensions(request)
     let labelled = dimensions(request, outcome: result)
     sink.makeGauge(label: "courier_requests_in_flight", dimensions: plain).decrement(by: 1)

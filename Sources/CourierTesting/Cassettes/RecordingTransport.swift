@@ -35,6 +35,9 @@ public final class RecordingTransport: Transport {
   private let redaction: Redaction
   private let cassette = Mutex(Cassette())
 
+  /// The wrapped transport's figures.
+  public var connectionPool: ConnectionPoolFigures? { wrapped.connectionPool }
+
   /// Records what `wrapped` sends and receives into the file `cassette` (created or
   /// replaced), redacted by `redaction`.
   public init(
