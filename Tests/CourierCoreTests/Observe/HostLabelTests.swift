@@ -48,4 +48,16 @@ struct HostLabelTests {
     #expect(Set(upper.series) == Set(lower.series))
     #expect(upperKeys == lowerKeys)
   }
+
+  @Test(
+    "a circuit's key: the scheme's default port (wss is 443), one key with or without the root dot",
+    arguments: [
+      ("wss://a.test/chat", "a.test:443"), ("ws://a.test/chat", "a.test:80"),
+      ("https://A.Test./x", "a.test:443"), ("http://a.test.:8080/x", "a.test:8080"),
+      ("http://a.test/x", "a.test:80"), ("https://[::1]/x", "[::1]:443"),
+    ])
+  func circuitKeys(_ text: String, _ key: String) throws {
+    let url = try #require(URL(string: text))
+    #expect(CircuitBreakerMiddleware.hostKey(for: url) == key)
+  }
 }

@@ -139,13 +139,15 @@ public final class CircuitBreakerMiddleware: Middleware, CustomStringConvertible
     .cannotConnect, .cannotFindHost, .timedOut, .connectionLost, .badResponse, .transport,
   ]
 
-  /// The circuit's key for `url`: its host, lowercased, and its port (the scheme's default
-  /// when the URL names none): `api.example.com:443`, `[::1]:8080`. Control characters in a
-  /// host given percent-encoded stay percent-encoded.
+  /// The circuit's key for `url`: its host, lowercased and without the trailing dot of a
+  /// fully qualified name (`api.example.com.` is the same server), and its port (when the
+  /// URL names none, 443 for `https` and `wss`, else 80): `api.example.com:443`,
+  /// `[::1]:8080`. Control characters in a host given percent-encoded stay percent-encoded.
   public static func hostKey(for url: URL) -> String {
-    let host = HostText.bracketed(HostText.host(of: url, lowercased: true) ?? "")
-    let port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
-    return "\(host):\(port)"
+    var host = HostText.host(of: url, lowercased: true) ?? ""
+    if host.count > 1, host.hasSuffix(".") { host.removeLast() }
+    let port = url.port ?? HostText.defaultPort(ofScheme: url.scheme) ?? 80
+    return "\(HostText.bracketed(host)):\(port)"
   }
 
   /// The state of the circuit of `host` (`host:port`, as ``hostKey(for:)`` makes it):
