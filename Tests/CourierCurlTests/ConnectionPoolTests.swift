@@ -1,9 +1,16 @@
 import Courier
 import CourierTesting
 import Foundation
+import Synchronization
 import Testing
 
 @testable import CourierCurl
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
 
 /// `CurlTransport.connectionPool` over real loopback connections, and what `MetricsObserver`
 /// records of it.
@@ -20,11 +27,13 @@ struct ConnectionPoolTests {
   private typealias Figures = ConnectionPoolFigures
 
   /// Reads the figures until `condition` holds, for a state that has no event of its own (a
-  /// request taking its place in the waiting line); bounded at 2 minutes.
+  /// request taking its place in the waiting line, the loop seeing a connection close);
+  /// bounded at `bound`.
   private static func figures(
-    of transport: CurlTransport, when condition: (ConnectionPoolFigures) -> Bool
+    of transport: CurlTransport, within bound: Duration = .seconds(120),
+    when condition: (ConnectionPoolFigures) -> Bool
   ) async throws -> ConnectionPoolFigures? {
-    let limit = ContinuousClock.now + .seconds(120)
+    let limit = ContinuousClock.now + bound
     while ContinuousClock.now < limit {
       if let figures = transport.connectionPool, condition(figures) { return figures }
       try await Task.sleep(for: .milliseconds(2))
@@ -121,5 +130,120 @@ struct ConnectionPoolTests {
     MetricsObserver(sink: other, connectionPoolOf: StubTransport()).recordConnectionPool()
     MetricsObserver(sink: other).recordConnectionPool()
     #expect(other.series.isEmpty)
+  }
+
+  @Test("a body that ends on the loop thread: an observer reading the pool there is no deadlock")
+  func streamEndsOnLoopThread() async throws {
+    let server = try MockServer()
+    defer { server.shutdown() }
+    let size = 1024 * 1024
+    server.enqueue(MockResponse(body: Data(count: size)))
+    server.enqueue(.text("after"))
+    let transport = Self.transport()
+    let sink = InMemoryMetricsSink()
+    let client = Client(
+      baseURL: server.baseURL, transport: transport,
+      observers: [MetricsObserver(sink: sink, connectionPoolOf: transport)])
+    // A buffer far smaller than the body: the transfer pauses until the reader reads, so the
+    // body ends on the loop thread, which runs the request's end (the observer's callbacks)
+    // there.
+    let reading = Task {
+      let streamed = try await client.stream(Request(url: server.url("big")), bufferSize: 4096)
+      return try await streamed.body.collect(upTo: 2 * size).count
+    }
+    guard let read = await Self.result(of: reading, within: .seconds(30)) else {
+      // The loop thread waits for a lock it holds: shutting the transport down would wait
+      // for that thread too, so it is left as it is.
+      Issue.record("the streamed body did not end within 30 s: the event loop is stuck")
+      return
+    }
+    defer { transport.shutdown() }
+    #expect(try read.get() == size)
+    #expect(try await transport.send(Request(url: server.url("after"))).status == 200)
+    let curl = ["transport": "CurlTransport"]
+    #expect(sink.recorder("courier_pool_connections_open", curl).count == 2)
+  }
+
+  @Test("an idle connection the server closes is no longer open once the loop has seen it")
+  func serverClosesIdleConnection() async throws {
+    let server = try MockServer()
+    defer { server.shutdown() }
+    let transport = Self.transport()
+    defer { transport.shutdown() }
+    // The whole response, then the server's FIN: libcurl keeps the connection, and its end
+    // arrives while it is idle.
+    server.enqueue(MockResponse(body: Data("ok".utf8), fault: .closeAfterBodyBytes(2)))
+    _ = try await transport.send(Request(url: server.url("once")))
+    let kept = Figures(open: 1, idle: 1, inUse: 0, waiting: 0)
+    let after = try await Self.figures(of: transport, within: .seconds(10)) { $0 != kept }
+    #expect(after == Figures(open: 0, idle: 0, inUse: 0, waiting: 0))
+  }
+
+  @Test("a handle reset after a POST opens its next connection through both callbacks")
+  func resetHandleOpensThroughCallbacks() async throws {
+    let server = try MockServer()
+    defer { server.shutdown() }
+    let transport = Self.transport()
+    defer { transport.shutdown() }
+    // The POST leaves its handle to be reset; its connection closes with it.
+    server.enqueue(.text("posted").addingHeader("Connection", "close"))
+    server.enqueue(.text("got"))
+    var post = Request(url: server.url("post"))
+    post.method = .post
+    post.body = .data(Data("x".utf8))
+    _ = try await transport.send(post)
+    #expect(transport.connectionPool == Figures(open: 0, idle: 0, inUse: 0, waiting: 0))
+    // The reset handle, configured again, opens the next connection.
+    _ = try await transport.send(Request(url: server.url("get")))
+    #expect(transport.openedConnections == 2)
+    #expect(transport.connectionPool == Figures(open: 1, idle: 1, inUse: 0, waiting: 0))
+    let ours = Self.descriptors(connectedToPort: server.port)
+    #expect(ours.count == 1)
+    for descriptor in ours {
+      #expect(fcntl(descriptor, F_GETFD) & FD_CLOEXEC != 0, "socket \(descriptor) is inherited")
+    }
+  }
+
+  /// `task`'s result, or `nil` when it has none within `limit` (the task is left running).
+  private static func result<Value: Sendable>(
+    of task: Task<Value, any Error>, within limit: Duration
+  ) async -> Result<Value, any Error>? {
+    let first = FirstResult<Result<Value, any Error>?>()
+    return await withCheckedContinuation { continuation in
+      first.set(continuation)
+      Task { first.resume(with: await task.result) }
+      Task {
+        try? await Task.sleep(for: limit)
+        first.resume(with: nil)
+      }
+    }
+  }
+
+  /// The descriptors of this process connected to `port` on the loopback.
+  private static func descriptors(connectedToPort port: Int) -> [Int32] {
+    ProcessProbe.descriptors().keys.filter { descriptor in
+      var address = sockaddr_in()
+      var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+      let named = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+          getpeername(descriptor, $0, &length)
+        }
+      }
+      return named == 0 && Int32(address.sin_family) == AF_INET
+        && Int(UInt16(bigEndian: address.sin_port)) == port
+    }
+  }
+}
+
+/// Resumes a continuation once, with the first value given.
+private final class FirstResult<Value: Sendable>: Sendable {
+  private let continuation = Mutex<CheckedContinuation<Value, Never>?>(nil)
+
+  func set(_ continuation: CheckedContinuation<Value, Never>) {
+    self.continuation.withLock { $0 = continuation }
+  }
+
+  func resume(with value: Value) {
+    continuation.withLock { $0.take() }?.resume(returning: value)
   }
 }
