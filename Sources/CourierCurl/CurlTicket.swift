@@ -23,7 +23,12 @@ final class CurlTicket: Sendable {
     var continuation: UnsafeContinuation<Response, any Error>?
     var isCancelled = false
     var isFinished = false
+    /// The streamed body ``finish(_:)`` ends (``endStreamAtFinish(_:failure:)``).
+    var streamEnd: StreamEnd?
   }
+
+  /// A streamed body's writer and the error its body ends with (`nil`: it ended whole).
+  private typealias StreamEnd = (writer: ResponseBodyStream.Writer, failure: CourierError?)
 
   private let state = PThreadLock(State())
 
@@ -79,13 +84,33 @@ final class CurlTicket: Sendable {
     state.withLock { _ in }
   }
 
-  /// Resumes the caller with `result`, unless it was resumed already.
+  /// Has the next ``finish(_:)`` end the streamed body of `writer`, whole or with `failure`.
+  /// The loop calls `finish` once its engine lock is released: a body's end runs the
+  /// client's end actions (its observers' `requestEnded`), and those may read the transport
+  /// (``CurlTransport/connectionPool`` takes that lock), which under the lock would wait for
+  /// the thread holding it.
+  func endStreamAtFinish(_ writer: ResponseBodyStream.Writer, failure: CourierError?) {
+    state.withLock { $0.streamEnd = (writer, failure) }
+  }
+
+  /// Ends the streamed body ``endStreamAtFinish(_:failure:)`` left, if any, and resumes the
+  /// caller with `result`, unless it was resumed already.
   func finish(_ result: consuming Result<Response, CourierError>) {
-    let continuation = state.withLock { state -> UnsafeContinuation<Response, any Error>? in
-      guard !state.isFinished else { return nil }
+    typealias Taken = (UnsafeContinuation<Response, any Error>?, StreamEnd?)
+    let (continuation, streamEnd) = state.withLock { state -> Taken in
+      let streamEnd = state.streamEnd
+      state.streamEnd = nil
+      guard !state.isFinished else { return (nil, streamEnd) }
       state.isFinished = true
       defer { state.continuation = nil }
-      return state.continuation
+      return (state.continuation, streamEnd)
+    }
+    if let streamEnd {
+      if let failure = streamEnd.failure {
+        streamEnd.writer.fail(failure)
+      } else {
+        streamEnd.writer.finish()
+      }
     }
     guard let continuation else { return }
     // The response is moved into the continuation, not copied (`mapError` made a new result).

@@ -785,15 +785,17 @@ final class CurlTransfer {
   }
 
   /// Ends a streamed body with the transfer's outcome: the reader gets the end, or the error
-  /// (a connection lost in mid-body, a cancellation, the shutdown).
+  /// (a connection lost in mid-body, a cancellation, the shutdown). Not here, under the
+  /// engine lock, but when the loop finishes the ticket, once the lock is released
+  /// (``CurlTicket/endStreamAtFinish(_:failure:)``).
   func endStream(with result: borrowing Result<Response, CourierError>) {
     guard let streamWriter else { return }
     switch result {
     case .success:
       // Before the stream ends: its end is what completes the request's progress.
       downloadProgress?.completeAttempt(total: received)
-      streamWriter.finish()
-    case .failure(let error): streamWriter.fail(error)
+      ticket.endStreamAtFinish(streamWriter, failure: nil)
+    case .failure(let error): ticket.endStreamAtFinish(streamWriter, failure: error)
     }
     self.streamWriter = nil
   }
