@@ -75,7 +75,9 @@ final class CurlSocketInterest {
   /// is no answer to anything (see the type's documentation). Never in ``wanted``.
   private(set) var idle: Set<Int32> = []
   /// The sockets libcurl opened for connections (`CURLOPT_OPENSOCKETFUNCTION`) and has not
-  /// closed yet: not the ones it makes for itself, such as its resolver's socket pair.
+  /// closed yet: not the ones it makes for itself, such as its resolver's socket pair. A
+  /// connection ``drop(_:)`` ended leaves it at once: libcurl keeps the dead socket until it
+  /// next looks for a connection, which may be long after.
   private var connectionSockets: Set<Int32> = []
   /// How many idle connections were dropped because input (or the end of the stream) arrived
   /// on them.
@@ -175,7 +177,8 @@ final class CurlSocketInterest {
   }
 
   /// How the connections stand: every socket libcurl opened for a connection and has not
-  /// closed is open; the HTTP/1 connections it keeps between transfers are idle (``idle``);
+  /// closed is open, unless ``drop(_:)`` ended it (the server closed it, or sent what nobody
+  /// asked for); the HTTP/1 connections libcurl keeps between transfers are idle (``idle``);
   /// the rest are in use. An HTTP/2 connection counts as in use while it is open: its streams
   /// come and go, and libcurl does not say when none is left.
   func poolFigures(waiting: Int) -> ConnectionPoolFigures {
@@ -252,6 +255,7 @@ final class CurlSocketInterest {
   /// connection.
   private func drop(_ socket: Int32) {
     idle.remove(socket)
+    connectionSockets.remove(socket)
     droppedConnections += 1
     _ = shutdown(socket, Int32(SHUT_RDWR))
     withUnsafeTemporaryAllocation(byteCount: 16 * 1024, alignment: 1) { buffer in

@@ -378,7 +378,8 @@ public final class CurlTransport: Transport, CustomStringConvertible {
   public var openedConnections: Int { loops.reduce(0) { $0 + $1.openedConnections } }
 
   /// How the transport's connections stand now, over all its event loops: the sockets
-  /// libcurl has open for connections, those of them kept idle between HTTP/1 requests, the
+  /// libcurl has open for connections (not counting those the loop found closed by the
+  /// server while idle), those of them kept idle between HTTP/1 requests, the
   /// rest in use (an HTTP/2 connection counts as in use while it is open), and the requests
   /// waiting for a connection at the ``Configuration/maximumConnectionsPerHost``
   /// limit. Takes each loop's lock for a moment.
