@@ -383,6 +383,11 @@ public final class CurlTransport: Transport, CustomStringConvertible {
   /// rest in use (an HTTP/2 connection counts as in use while it is open), and the requests
   /// waiting for a connection at the ``Configuration/maximumConnectionsPerHost``
   /// limit. Takes each loop's lock for a moment.
+  ///
+  /// With ``HTTPVersion/http2`` an `https` host gets up to 100 requests per connection
+  /// before any waits here: when it answers in HTTP/1.1 instead, the requests past its
+  /// connections wait inside libcurl, where `waiting` does not see them (they count nowhere
+  /// until they have a connection).
   public var connectionPool: ConnectionPoolFigures? {
     var total = ConnectionPoolFigures(open: 0, idle: 0, inUse: 0, waiting: 0)
     for loop in loops {
