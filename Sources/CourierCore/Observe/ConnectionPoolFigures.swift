@@ -4,8 +4,9 @@
 ///
 /// A transport that keeps connections reports these through
 /// ``Transport/connectionPool``; ``MetricsObserver`` records them as gauges. Rising `waiting`
-/// with `idle` at zero says the per-host limit is too low for the load; `open` climbing with
-/// the request rate says connections are not being reused.
+/// with `idle` at zero says the per-host limit is too low for the load; `idle` at zero
+/// between requests says connections are not being kept for reuse (`open` alone cannot say:
+/// it follows the requests in flight whether or not their connections are kept).
 ///
 /// ```swift
 /// if let pool = transport.connectionPool, pool.waiting > 0 {
