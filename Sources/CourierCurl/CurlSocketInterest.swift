@@ -247,6 +247,24 @@ final class CurlSocketInterest {
     return poll(&probe, 1, 0) > 0 && probe.revents & Int16(POLLNVAL) == 0
   }
 
+  /// Whether the peer of `socket` has closed its side (or the connection failed), without
+  /// waiting and whatever input is still unread: a multiplexed connection has frames at any
+  /// time, so input alone says nothing of its end. Only where `poll` reports a half-closed
+  /// peer (`POLLRDHUP`, Linux); elsewhere only a connection closed both ways.
+  private static func peerClosed(_ socket: Int32) -> Bool {
+    #if os(Linux)
+      // `POLLRDHUP` (0x2000 in asm-generic/poll.h): Glibc declares it for `_GNU_SOURCE` only,
+      // which the Swift module does not see.
+      let peerHalfClosed: Int16 = 0x2000
+      let ended = peerHalfClosed | Int16(POLLHUP | POLLERR)
+      var probe = pollfd(fd: socket, events: peerHalfClosed, revents: 0)
+    #else
+      let ended = Int16(POLLHUP | POLLERR)
+      var probe = pollfd(fd: socket, events: 0, revents: 0)
+    #endif
+    return poll(&probe, 1, 0) > 0 && probe.revents & ended != 0
+  }
+
   /// Ends the idle connection of `socket`, which has input: shut down in both directions (the
   /// server sees it closed) and its input read and discarded, so that libcurl's check before
   /// reuse finds the end of the stream and closes it. Input that keeps coming past the bytes
@@ -292,7 +310,14 @@ final class CurlSocketInterest {
       // What `poll` saw may be gone: a caller's thread may have run a whole transfer on this
       // connection since, reading the answer `poll` saw arrive, and left it idle again. Then
       // it stays idle (the next start checks it) but leaves the set like any other.
-      if idle.contains(socket), Self.hasInput(socket) { drop(socket) }
+      if idle.contains(socket) {
+        if Self.hasInput(socket) { drop(socket) }
+      } else if connectionSockets.contains(socket), Self.peerClosed(socket) {
+        // A connection between transfers that is not ``idle`` (HTTP/2) and that its server
+        // closed (its idle timeout: `GOAWAY`, then the end of the stream): libcurl closes it
+        // only when it next looks for a connection, so it stops counting as open now.
+        connectionSockets.remove(socket)
+      }
       forget(socket)
       return nil
     }
