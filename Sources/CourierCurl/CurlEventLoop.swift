@@ -78,6 +78,8 @@ final class CurlEventLoop: Sendable {
   private let engine: PThreadLock<Engine?>
   /// The core's connection count, readable without the lock.
   private let connections: CurlConnectionCounter
+  /// How the loop's connections stand, readable without the lock.
+  private let gauge: CurlPoolGauge
   /// Callers between leaving a lock and returning from a wake-up.
   private let wakers = Atomic<Int>(0)
   /// Set when a ticket, a cancellation or the shutdown was queued, so the loop thread takes the
@@ -123,6 +125,7 @@ final class CurlEventLoop: Sendable {
     (wakeReader, wakeWriter) = (reader, writer)
     var state = Shared()
     var engine: Engine?
+    var gauge = CurlPoolGauge()
     if !opened {
       state.startupFailure = "eventfd failed: \(String(cString: strerror(errno)))"
     } else if let failure = courier_curl_load_failure() {
@@ -137,6 +140,7 @@ final class CurlEventLoop: Sendable {
         max(CurlTransport.Configuration.minimumIdleConnections, 4 * perHost))
       let interest = CurlSocketInterest()
       interest.install(on: multi)
+      gauge = interest.gauge
       engine = Engine(
         multi: multi,
         core: CurlLoopCore(
@@ -147,6 +151,7 @@ final class CurlEventLoop: Sendable {
       state.startupFailure = "curl_multi_init failed"
     }
     connections = engine?.core.connections ?? CurlConnectionCounter()
+    self.gauge = gauge
     callersStartTransfers =
       configuration.startsTransfersOnCallingThread
       && courier_curl_version_num() >= Self.versionWithoutSIGPIPE
@@ -328,11 +333,9 @@ final class CurlEventLoop: Sendable {
 
   var openedConnections: Int { connections.count }
 
-  /// How this loop's connections stand (nothing open once it is shut down).
-  var poolFigures: ConnectionPoolFigures {
-    engine.withLock { $0?.core.poolFigures }
-      ?? ConnectionPoolFigures(open: 0, idle: 0, inUse: 0, waiting: 0)
-  }
+  /// How this loop's connections stand, as last published under the engine lock; read
+  /// without it.
+  var poolFigures: ConnectionPoolFigures { gauge.figures }
 
   /// How many transfers are in libcurl (not counting those waiting their turn).
   var transfersInFlight: Int { engine.withLock { $0?.core.count ?? 0 } }

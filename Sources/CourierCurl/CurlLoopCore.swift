@@ -48,6 +48,7 @@ final class CurlLoopCore {
     let perHost = configuration.connectionLimit
     let version = configuration.httpVersion
     queue = CurlOriginQueue(
+      gauge: sockets.gauge,
       limit: version == .http2PriorKnowledge && CurlTransfer.reusesPriorKnowledgeConnections
         ? perHost * 100 : perHost,
       secureLimit: version.multiplexes ? perHost * 100 : perHost)
@@ -55,9 +56,6 @@ final class CurlLoopCore {
 
   /// How many transfers are in libcurl (not counting those waiting in ``queue``).
   var count: Int { byTicket.count }
-
-  /// How this loop's connections stand, and how many requests wait for one.
-  var poolFigures: ConnectionPoolFigures { sockets.poolFigures(waiting: queue.waitingCount) }
 
   /// Adds `ticket`'s transfer to the multi handle, or, when its origin has ``queue``'s limit of
   /// transfers in flight already, puts it in the origin's line until one of them ends.

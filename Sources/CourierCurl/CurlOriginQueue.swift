@@ -105,10 +105,15 @@ struct CurlOriginQueue {
   let secureLimit: Int
   private var active: [String: Int] = [:]
   private var lines: [String: Line] = [:]
+  /// Where ``waitingCount`` is published for readers without the engine lock.
+  private let gauge: CurlPoolGauge?
   /// How many requests wait, over all origins.
-  private(set) var waitingCount = 0
+  private(set) var waitingCount = 0 {
+    didSet { gauge?.publish(waiting: waitingCount) }
+  }
 
-  init(limit: Int, secureLimit: Int? = nil) {
+  init(gauge: CurlPoolGauge? = nil, limit: Int, secureLimit: Int? = nil) {
+    self.gauge = gauge
     self.limit = max(1, limit)
     self.secureLimit = max(1, secureLimit ?? limit)
   }

@@ -79,6 +79,8 @@ final class CurlSocketInterest {
   /// connection ``drop(_:)`` ended leaves it at once: libcurl keeps the dead socket until it
   /// next looks for a connection, which may be long after.
   private var connectionSockets: Set<Int32> = []
+  /// How the connections stand, for readers without the engine lock (``publish()``).
+  let gauge = CurlPoolGauge()
   /// How many idle connections were dropped because input (or the end of the stream) arrived
   /// on them.
   private(set) var droppedConnections = 0
@@ -130,7 +132,7 @@ final class CurlSocketInterest {
   /// The socket is the one libcurl would open (`socket(family, socktype, protocol)`, which
   /// libcurl 7.88 does without close-on-exec), opened close-on-exec so that a process the
   /// application spawns never inherits a connection. Both callbacks also keep
-  /// `connectionSockets`, which ``poolFigures(waiting:)`` counts.
+  /// `connectionSockets`, which ``gauge`` counts.
   func installSocketCallbacks(on easy: UnsafeMutableRawPointer) -> CURLcode {
     let context = Unmanaged.passUnretained(self).toOpaque()
     let setOpen = courier_curl_easy_setopt_opensocket_callback(easy, CURLOPT_OPENSOCKETFUNCTION) {
@@ -174,17 +176,18 @@ final class CurlSocketInterest {
   /// `CURLOPT_OPENSOCKETFUNCTION` opened `socket` for a connection.
   private func opened(_ socket: Int32) {
     connectionSockets.insert(socket)
+    publish()
   }
 
-  /// How the connections stand: every socket libcurl opened for a connection and has not
-  /// closed is open, unless ``drop(_:)`` ended it (the server closed it, or sent what nobody
-  /// asked for); the HTTP/1 connections libcurl keeps between transfers are idle (``idle``);
-  /// the rest are in use. An HTTP/2 connection counts as in use while it is open: its streams
-  /// come and go, and libcurl does not say when none is left.
-  func poolFigures(waiting: Int) -> ConnectionPoolFigures {
-    let open = connectionSockets.count
-    let idle = connectionSockets.reduce(0) { self.idle.contains($1) ? $0 + 1 : $0 }
-    return ConnectionPoolFigures(open: open, idle: idle, inUse: open - idle, waiting: waiting)
+  /// Publishes how the connections stand to ``gauge``: every socket libcurl opened for a
+  /// connection and has not closed is open, unless ``drop(_:)`` ended it (the server closed
+  /// it, or sent what nobody asked for) or the loop saw its server close it between
+  /// transfers; of those, the HTTP/1 connections libcurl keeps between transfers are idle
+  /// (``idle``). An HTTP/2 connection counts as in use while it is open: its streams come and
+  /// go, and libcurl does not say when none is left. Called after each change of either set.
+  private func publish() {
+    let idle = self.idle.reduce(0) { connectionSockets.contains($1) ? $0 + 1 : $0 }
+    gauge.publish(open: connectionSockets.count, idle: idle)
   }
 
   /// `CURLMOPT_SOCKETFUNCTION`: start, change or stop watching `socket`.
@@ -194,7 +197,7 @@ final class CurlSocketInterest {
       wanted[socket] = nil
     } else {
       // A transfer uses the connection: what arrives now is its answer.
-      idle.remove(socket)
+      if idle.remove(socket) != nil { publish() }
       events = 0
       if what & CURL_POLL_IN != 0 { events |= Int16(POLLIN) }
       if what & CURL_POLL_OUT != 0 { events |= Int16(POLLOUT) }
@@ -213,6 +216,7 @@ final class CurlSocketInterest {
   func becameIdle(_ socket: Int32) {
     guard socket >= 0, wanted[socket] == nil else { return }
     idle.insert(socket)
+    publish()
   }
 
   /// `CURLOPT_CLOSESOCKETFUNCTION`: libcurl is closing `socket`; its number may be anyone's
@@ -220,6 +224,7 @@ final class CurlSocketInterest {
   func closed(_ socket: Int32) {
     connectionSockets.remove(socket)
     idle.remove(socket)
+    publish()
     wanted[socket] = nil
     forget(socket)
   }
@@ -274,6 +279,7 @@ final class CurlSocketInterest {
   private func drop(_ socket: Int32) {
     idle.remove(socket)
     connectionSockets.remove(socket)
+    publish()
     droppedConnections += 1
     _ = shutdown(socket, Int32(SHUT_RDWR))
     withUnsafeTemporaryAllocation(byteCount: 16 * 1024, alignment: 1) { buffer in
@@ -317,6 +323,7 @@ final class CurlSocketInterest {
         // closed (its idle timeout: `GOAWAY`, then the end of the stream): libcurl closes it
         // only when it next looks for a connection, so it stops counting as open now.
         connectionSockets.remove(socket)
+        publish()
       }
       forget(socket)
       return nil

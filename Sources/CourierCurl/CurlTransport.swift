@@ -382,7 +382,8 @@ public final class CurlTransport: Transport, CustomStringConvertible {
   /// server while idle), those of them kept idle between HTTP/1 requests, the
   /// rest in use (an HTTP/2 connection counts as in use while it is open), and the requests
   /// waiting for a connection at the ``Configuration/maximumConnectionsPerHost``
-  /// limit. Takes each loop's lock for a moment.
+  /// limit. Each loop publishes its figures as they change; reading them takes no lock, so
+  /// an observer may read them on any thread, the loop's own included.
   ///
   /// With ``HTTPVersion/http2`` an `https` host gets up to 100 requests per connection
   /// before any waits here: when it answers in HTTP/1.1 instead, the requests past its

@@ -179,6 +179,43 @@ struct ConnectionPoolTests {
     #expect(after == Figures(open: 0, idle: 0, inUse: 0, waiting: 0))
   }
 
+  @Test("read while 200 requests come and go on two loops: every reading adds up, none waits")
+  func readWhileBusy() async throws {
+    let server = try MockServer()
+    defer { server.shutdown() }
+    server.setDispatcher { _ in .text("ok") }
+    var configuration = CurlTransport.Configuration.standard
+    configuration.eventLoops = 2
+    configuration.maximumConnectionsPerHost = 4
+    let transport = CurlTransport(configuration: configuration)
+    defer { transport.shutdown() }
+    let done = Atomic(false)
+    let sending = Task {
+      defer { done.store(true, ordering: .releasing) }
+      return try await withThrowingTaskGroup(of: Int.self) { group in
+        for index in 0..<200 {
+          group.addTask { try await transport.send(Request(url: server.url("n/\(index)"))).status }
+        }
+        return try await group.reduce(0) { $0 + ($1 == 200 ? 1 : 0) }
+      }
+    }
+    var readings: [ConnectionPoolFigures] = []
+    repeat {
+      if let figures = transport.connectionPool { readings.append(figures) }
+      await Task.yield()
+    } while readings.count < 100_000 && !done.load(ordering: .acquiring)
+    #expect(try await sending.value == 200)
+    #expect(readings.count > 10)
+    #expect(readings.contains { $0.waiting > 0 }, "200 requests on 4 connections had to wait")
+    for figures in readings {
+      #expect(
+        figures.idle >= 0 && figures.inUse >= 0 && figures.idle + figures.inUse == figures.open)
+      #expect(figures.open <= 4 && figures.waiting <= 200, "\(figures)")
+    }
+    let end = try #require(transport.connectionPool)
+    #expect(end.inUse == 0 && end.waiting == 0 && end.open == end.idle && end.open >= 1, "\(end)")
+  }
+
   @Test("a handle reset after a POST opens its next connection through both callbacks")
   func resetHandleOpensThroughCallbacks() async throws {
     let server = try MockServer()

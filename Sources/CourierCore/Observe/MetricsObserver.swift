@@ -61,8 +61,9 @@ public struct MetricsObserver: ClientObserver {
   private let pool: (transport: any Transport, name: String)?
 
   /// Creates an observer recording into `sink`; with `transport`, also its connection pool
-  /// figures, under `transportName` (default: the transport's type name), which tells two
-  /// transports of one type apart.
+  /// figures, under `transportName` (default: the transport's type name). Give each
+  /// transport a name of its own when the process has several of one type: two under one
+  /// name record into the same gauges, each overwriting the other's figures.
   public init(
     sink: any MetricsSink, connectionPoolOf transport: (any Transport)? = nil,
     transportName: String? = nil
