@@ -1,18 +1,17 @@
 import CourierCore
 import Dispatch
 
-/// A `TaskExecutor` that runs every job on a new thread of its own, for test work that would
-/// hold one of the global executor's threads for long: the blocking reads of Swift Testing's
-/// exit tests, and test bodies that compute for seconds without a suspension point.
+/// A `TaskExecutor` that runs every job on a new thread of its own, for test work that blocks
+/// its thread for long: the reads of Swift Testing's exit tests.
 ///
 /// Swift's global executor on Linux has one thread per core and does not add threads when
-/// they block or compute. A full `swift test` starts hundreds of tests at once; while a few
-/// of them hold those threads — `#expect(processExitsWith:)` reads its child's output and a
-/// back channel with blocking reads until the child ends, a fuzz loop runs its 20,000 cases —
-/// every other test waits, and tests that wait on the network or a clock see seconds pass for
-/// milliseconds of work. Under this executor's preference, which child tasks inherit, that
-/// work runs on threads of its own and the kernel shares the cores between them and the pool
-/// (test code; the type is `package`, so the documentation check does not compile it):
+/// they block. A full `swift test` starts hundreds of tests at once; while a few of them hold
+/// those threads — `#expect(processExitsWith:)` reads its child's output and a back channel
+/// with blocking reads until the child ends — every other test waits, and tests that wait on
+/// the network or a clock see seconds pass for milliseconds of work. Under this executor's
+/// preference, which child tasks inherit, the reads block threads of their own. (Work that
+/// computes rather than blocks goes to ``ComputeExecutor``, which runs it one job at a time.)
+/// Test code; the type is `package`, so the documentation check does not compile it:
 ///
 /// ```
 /// let result = await withTaskExecutorPreference(OwnThreadExecutor.shared) {

@@ -27,9 +27,9 @@ struct CodecTests {
 
   @Test("64 MiB round-trips, streamed in and out", arguments: ["random", "repetitive"])
   func largeRoundTrip(kind: String) async throws {
-    // Seconds of computing with no suspension point: on a thread of its own, so the
-    // global executor's few threads stay free for the tests that wait.
-    try await withTaskExecutorPreference(OwnThreadExecutor.shared) {
+    // Seconds of computing with no suspension point: on the compute thread, so the global
+    // executor's few threads stay free for the tests that wait.
+    try await withTaskExecutorPreference(ComputeExecutor.shared) {
       let size = 64 * 1024 * 1024
       let original = kind == "random" ? randomBytes(size) : repetitiveBytes(size)
       // Level 1 keeps the random case to about a second; the codec path is the same.

@@ -320,9 +320,9 @@ struct FastJSONDecoderTests {
 
   @Test("on 20,000 mutants of a response, every fast answer is JSONDecoder's answer")
   func mutants() async {
-    // Seconds of computing with no suspension point: on a thread of its own, so the
-    // global executor's few threads stay free for the tests that wait.
-    await withTaskExecutorPreference(OwnThreadExecutor.shared) {
+    // Seconds of computing with no suspension point: on the compute thread, so the global
+    // executor's few threads stay free for the tests that wait.
+    await withTaskExecutorPreference(ComputeExecutor.shared) {
       var generator = SplitMix64(seed: 0xFA57_0001)
       let seed = Array(Self.itemJSON.utf8)
       var fastAnswers = 0
@@ -347,9 +347,9 @@ struct FastJSONDecoderTests {
 
   @Test("on 20,000 random numbers, Double and the integer types read as JSONDecoder reads them")
   func numbers() async {
-    // Seconds of computing with no suspension point: on a thread of its own, so the
-    // global executor's few threads stay free for the tests that wait.
-    await withTaskExecutorPreference(OwnThreadExecutor.shared) {
+    // Seconds of computing with no suspension point: on the compute thread, so the global
+    // executor's few threads stay free for the tests that wait.
+    await withTaskExecutorPreference(ComputeExecutor.shared) {
       var generator = SplitMix64(seed: 0xFA57_0002)
       var fastAnswers = 0
       for _ in 0..<20_000 {

@@ -13,9 +13,9 @@ struct GeneratedJSONDifferentialTests {
 
   @Test("each shape over generated documents", arguments: DifferentialShape.all)
   func shape(_ shape: DifferentialShape) async {
-    // Seconds of computing with no suspension point: on a thread of its own, so the
-    // global executor's few threads stay free for the tests that wait.
-    await withTaskExecutorPreference(OwnThreadExecutor.shared) {
+    // Seconds of computing with no suspension point: on the compute thread, so the global
+    // executor's few threads stay free for the tests that wait.
+    await withTaskExecutorPreference(ComputeExecutor.shared) {
       var generator = JSONDocumentGenerator(seed: 0xD1FF_0000 &+ shape.seed)
       var fastAnswers = 0
       var foundationValues = 0

@@ -79,9 +79,9 @@ struct JSONScannerTests {
     "accepts exactly what JSONSerialization accepts, and locates what JSONDecoder decodes, on 20,000 mutants"
   )
   func agreesWithFoundation() async throws {
-    // Seconds of computing with no suspension point: on a thread of its own, so the
-    // global executor's few threads stay free for the tests that wait.
-    try await withTaskExecutorPreference(OwnThreadExecutor.shared) {
+    // Seconds of computing with no suspension point: on the compute thread, so the global
+    // executor's few threads stay free for the tests that wait.
+    try await withTaskExecutorPreference(ComputeExecutor.shared) {
       var generator = SplitMix64(seed: 0xC0FF_EE00)
       var accepted = 0
       var compared = 0
