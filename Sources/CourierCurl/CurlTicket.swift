@@ -86,9 +86,8 @@ final class CurlTicket: Sendable {
 
   /// Has the next ``finish(_:)`` end the streamed body of `writer`, whole or with `failure`.
   /// The loop calls `finish` once its engine lock is released: a body's end runs the
-  /// client's end actions (its observers' `requestEnded`), and those may read the transport
-  /// (``CurlTransport/connectionPool`` takes that lock), which under the lock would wait for
-  /// the thread holding it.
+  /// client's end actions (its observers' `requestEnded`), which are the application's code
+  /// and may call into the transport; no such code runs under the engine lock.
   func endStreamAtFinish(_ writer: ResponseBodyStream.Writer, failure: CourierError?) {
     state.withLock { $0.streamEnd = (writer, failure) }
   }

@@ -35,7 +35,7 @@ package final class ComputeExecutor: TaskExecutor {
   private init() {}
 
   /// Queues `job` for the executor's thread, starting the thread with the first job (or, if
-  /// no thread can be made, runs the job on a global dispatch queue).
+  /// no thread can be made, runs what is queued on a global dispatch queue).
   package func enqueue(_ job: consuming ExecutorJob) {
     let job = UnownedJob(job)
     let start = state.withLock { state -> Bool in
@@ -49,7 +49,6 @@ package final class ComputeExecutor: TaskExecutor {
     if let thread = NativeThread.spawn(name: "courier-compute", { [self] in run(on: executor) }) {
       thread.detach()
     } else {
-      state.withLock { $0.started = false }
       DispatchQueue.global().async { [self] in drain(on: executor) }
     }
   }
@@ -65,12 +64,17 @@ package final class ComputeExecutor: TaskExecutor {
     }
   }
 
-  /// Without a thread: runs whatever is queued now.
+  /// Without a thread: runs jobs until none is left, and in the same step as it finds the
+  /// queue empty lets the next ``enqueue(_:)`` start a consumer again, so that no job queued
+  /// meanwhile is left without one.
   private func drain(on executor: UnownedTaskExecutor) {
-    while queued.wait(timeout: .now()) == .success {
-      guard let job = state.withLock({ $0.jobs.isEmpty ? nil : $0.jobs.removeFirst() }) else {
-        continue
+    while let job = state.withLock({ state -> UnownedJob? in
+      guard !state.jobs.isEmpty else {
+        state.started = false
+        return nil
       }
+      return state.jobs.removeFirst()
+    }) {
       job.runSynchronously(on: executor)
     }
   }

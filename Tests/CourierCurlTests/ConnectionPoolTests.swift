@@ -202,14 +202,17 @@ struct ConnectionPoolTests {
     // Read on a thread of its own, every 100 µs, so that a loaded test run cannot starve
     // the readings the way it can a task's.
     let collected = Mutex<[ConnectionPoolFigures]>([])
+    let (readerEnded, ended) = AsyncStream.makeStream(of: Void.self)
     let reader = Thread {
-      while !done.load(ordering: .acquiring) {
+      repeat {
         if let figures = transport.connectionPool { collected.withLock { $0.append(figures) } }
         usleep(100)
-      }
+      } while !done.load(ordering: .acquiring)
+      ended.finish()
     }
     reader.start()
     #expect(try await sending.value == 200)
+    for await _ in readerEnded {}
     let readings = collected.withLock { $0 }
     #expect(!readings.isEmpty)
     for figures in readings {
