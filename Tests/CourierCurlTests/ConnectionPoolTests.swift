@@ -17,11 +17,11 @@ import Testing
 @Suite("CurlTransport's connection pool figures", .timeLimit(.minutes(5)))
 struct ConnectionPoolTests {
   /// One event loop and one connection per host, so each figure has one right value.
-  private static func transport() -> CurlTransport {
+  private static var configuration: CurlTransport.Configuration {
     var configuration = CurlTransport.Configuration.standard
     configuration.eventLoops = 1
     configuration.maximumConnectionsPerHost = 1
-    return CurlTransport(configuration: configuration)
+    return configuration
   }
 
   private typealias Figures = ConnectionPoolFigures
@@ -43,13 +43,12 @@ struct ConnectionPoolTests {
 
   @Test("open, idle between requests, in use during one, waiting at the host's limit, closed")
   func lifecycle() async throws {
-    let server = try MockServer()
-    defer { server.shutdown() }
+    let fixture = try CurlFixture(Self.configuration)
+    defer { fixture.shutdown() }
+    let (server, transport) = (fixture.server, fixture.transport)
     server.setDispatcher { request in
       request.path.hasSuffix("hang") ? MockResponse(fault: .hang) : .text("ok")
     }
-    let transport = Self.transport()
-    defer { transport.shutdown() }
     #expect(transport.connectionPool == Figures(open: 0, idle: 0, inUse: 0, waiting: 0))
 
     _ = try await transport.send(Request(url: server.url("first")))
@@ -78,10 +77,9 @@ struct ConnectionPoolTests {
 
   @Test("a connection the server closes, a host name's resolver and a refused address leave none")
   func onlyConnectionsCount() async throws {
-    let server = try MockServer()
-    defer { server.shutdown() }
-    let transport = Self.transport()
-    defer { transport.shutdown() }
+    let fixture = try CurlFixture(Self.configuration)
+    defer { fixture.shutdown() }
+    let (server, transport) = (fixture.server, fixture.transport)
     // `Connection: close`: libcurl closes the connection as the response ends.
     server.enqueue(.text("bye").addingHeader("Connection", "close"))
     _ = try await transport.send(Request(url: server.url("closing")))
@@ -103,10 +101,9 @@ struct ConnectionPoolTests {
 
   @Test("MetricsObserver records the figures as gauges named by transport; none without one")
   func metrics() async throws {
-    let server = try MockServer()
-    defer { server.shutdown() }
-    let transport = Self.transport()
-    defer { transport.shutdown() }
+    let fixture = try CurlFixture(Self.configuration)
+    defer { fixture.shutdown() }
+    let (server, transport) = (fixture.server, fixture.transport)
     let sink = InMemoryMetricsSink()
     let observer = MetricsObserver(sink: sink, connectionPoolOf: transport)
     let client = Client(baseURL: server.baseURL, transport: transport, observers: [observer])
@@ -139,7 +136,7 @@ struct ConnectionPoolTests {
     let size = 1024 * 1024
     server.enqueue(MockResponse(body: Data(count: size)))
     server.enqueue(.text("after"))
-    let transport = Self.transport()
+    let transport = CurlTransport(configuration: Self.configuration)
     let sink = InMemoryMetricsSink()
     let client = Client(
       baseURL: server.baseURL, transport: transport,
@@ -166,10 +163,9 @@ struct ConnectionPoolTests {
 
   @Test("an idle connection the server closes is no longer open once the loop has seen it")
   func serverClosesIdleConnection() async throws {
-    let server = try MockServer()
-    defer { server.shutdown() }
-    let transport = Self.transport()
-    defer { transport.shutdown() }
+    let fixture = try CurlFixture(Self.configuration)
+    defer { fixture.shutdown() }
+    let (server, transport) = (fixture.server, fixture.transport)
     // The whole response, then the server's FIN: libcurl keeps the connection, and its end
     // arrives while it is idle.
     server.enqueue(MockResponse(body: Data("ok".utf8), fault: .closeAfterBodyBytes(2)))
@@ -181,14 +177,13 @@ struct ConnectionPoolTests {
 
   @Test("read while 200 requests come and go on two loops: every reading adds up, none waits")
   func readWhileBusy() async throws {
-    let server = try MockServer()
-    defer { server.shutdown() }
-    server.setDispatcher { _ in .text("ok") }
     var configuration = CurlTransport.Configuration.standard
     configuration.eventLoops = 2
     configuration.maximumConnectionsPerHost = 4
-    let transport = CurlTransport(configuration: configuration)
-    defer { transport.shutdown() }
+    let fixture = try CurlFixture(configuration)
+    defer { fixture.shutdown() }
+    let (server, transport) = (fixture.server, fixture.transport)
+    server.setDispatcher { _ in .text("ok") }
     let done = Atomic(false)
     let sending = Task {
       defer { done.store(true, ordering: .releasing) }
@@ -226,10 +221,9 @@ struct ConnectionPoolTests {
 
   @Test("a handle reset after a POST opens its next connection through both callbacks")
   func resetHandleOpensThroughCallbacks() async throws {
-    let server = try MockServer()
-    defer { server.shutdown() }
-    let transport = Self.transport()
-    defer { transport.shutdown() }
+    let fixture = try CurlFixture(Self.configuration)
+    defer { fixture.shutdown() }
+    let (server, transport) = (fixture.server, fixture.transport)
     // The POST leaves its handle to be reset; its connection closes with it.
     server.enqueue(.text("posted").addingHeader("Connection", "close"))
     server.enqueue(.text("got"))
