@@ -161,9 +161,11 @@ let package = Package(
 
     // MARK: - Tests
 
+    // Caps how many test cases the test binary runs at once (see its source).
+    .target(name: "CTestRunWidth", path: "Tests/CTestRunWidth"),
     .testTarget(
       name: "CourierCoreTests",
-      dependencies: ["CourierCore", "CourierTesting"],
+      dependencies: ["CourierCore", "CourierTesting", "CTestRunWidth"],
       swiftSettings: strictSettings
     ),
     .testTarget(

@@ -272,7 +272,9 @@ struct StreamingConformanceTests {
   func headTimeout(_ kind: TransportKind) async throws {
     let fixture = try Fixture(kind, connections: 1)
     defer { fixture.shutdown() }
-    fixture.server.enqueue(MockResponse(body: Data("late".utf8), delay: .seconds(5)))
+    // The head comes long after the timeout, so a timer that fires late under a full run's
+    // load still fires first.
+    fixture.server.enqueue(MockResponse(body: Data("late".utf8), delay: .seconds(60)))
     var late = Request(url: fixture.server.url("/late"))
     late.timeout = .milliseconds(300)
     let error = await #expect(throws: CourierError.self) {
@@ -293,14 +295,15 @@ struct StreamingConformanceTests {
     fixture.server.enqueue(Self.gated(count: 512 * 1024, firstPiece: 64 * 1024, gate: gate))
     var request = Request(url: fixture.server.url("/slow"))
     // Long enough for the head to arrive while a full test run keeps URLSession's shared
-    // work queue busy; the body's rest is held past it in any case.
-    request.timeout = .seconds(5)
+    // work queue busy (5 s was not, once in CI); the body's rest is held past it in any case.
+    let timeout = Duration.seconds(20)
+    request.timeout = timeout
     let start = ContinuousClock.now
     let streamed = try await fixture.client.stream(request)
     var iterator = streamed.body.makeAsyncIterator()
     var received = try await iterator.next()?.count ?? 0
     // The rest of the body comes once the timeout has passed.
-    try await Task.sleep(until: start + .milliseconds(5_500))
+    try await Task.sleep(until: start + timeout + .milliseconds(500))
     gate.signal()
     while let chunk = try await iterator.next() { received += chunk.count }
     #expect(received == 512 * 1024)
