@@ -153,7 +153,43 @@ package enum LibcurlDetail {
   /// URL of `http_proxy` or `HTTPS_PROXY` may carry credentials; the detail goes into errors,
   /// which are logged. A URL ends at a quote or white space; its user information is what
   /// comes before its last `@`.
+  ///
+  /// The proxy string libcurl quotes in a message starting "Unsupported proxy" is read whole,
+  /// up to the message's last quote: curl takes one without a scheme
+  /// (`user:password@proxy:3128`), and the one it refuses may hold a quote or white space.
   package static func redactingCredentials(_ detail: String) -> String {
+    guard detail.contains("@") else { return detail }
+    if let message = detail.range(of: "Unsupported proxy"),
+      let open = detail[message.upperBound...].firstIndex(of: "'"),
+      let close = detail.lastIndex(of: "'"), open < close
+    {
+      let quoted = detail[detail.index(after: open)..<close]
+      return redactingURLs(String(detail[...open])) + redactingProxyString(quoted)
+        + redactingURLs(String(detail[close...]))
+    }
+    return redactingURLs(detail)
+  }
+
+  /// A proxy string, with or without a scheme, whose password (what follows the first `:` of
+  /// the text before its last `@`) is replaced by `<redacted>`.
+  private static func redactingProxyString(_ proxy: Substring) -> String {
+    guard let at = proxy.lastIndex(of: "@") else { return String(proxy) }
+    var start = proxy.startIndex
+    // A scheme only when what precedes `://` is one: a password may hold `://` too.
+    if let scheme = proxy[..<at].range(of: "://"), !proxy[..<scheme.lowerBound].isEmpty,
+      proxy[..<scheme.lowerBound].allSatisfy({
+        $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0))
+      })
+    {
+      start = scheme.upperBound
+    }
+    let userInfo = proxy[start..<at]
+    guard let colon = userInfo.firstIndex(of: ":") else { return String(proxy) }
+    return String(proxy[..<colon]) + ":<redacted>" + String(proxy[at...])
+  }
+
+  /// `detail` with the password of every `scheme://` URL in it redacted.
+  private static func redactingURLs(_ detail: String) -> String {
     guard detail.contains("@"), detail.contains("://") else { return detail }
     var result = ""
     var rest = Substring(detail)
