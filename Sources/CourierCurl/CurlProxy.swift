@@ -86,8 +86,10 @@ extension CurlTransport {
     /// How the transport talks to the proxy.
     public var kind: Kind
     /// The proxy's host name or IP address (an IPv6 address without brackets). One that is
-    /// empty or not a host name (`/`, `@`, `?`, `#`, white space, a control character, `:`
-    /// outside an IPv6 address) fails every request with ``CourierError/Kind/invalidRequest``.
+    /// empty or not a host name (`/`, `@`, `?`, `#`, `,`, `+`, `*`, a quote or another
+    /// character a URL's host cannot hold, white space, a control character, `:` outside an
+    /// IPv6 address, brackets around anything else) fails every request with
+    /// ``CourierError/Kind/invalidRequest``.
     public var host: String
     /// The proxy's port; one outside 1...65,535 fails every request with
     /// ``CourierError/Kind/invalidRequest``.
@@ -130,30 +132,38 @@ extension CurlTransport {
 
     /// Why libcurl cannot be given this proxy's address, or `nil`: a port outside
     /// 1...65,535, or a host that is empty or not a host name or IP address (libcurl would
-    /// read `/`, `@`, `?` or `#` as parts of a URL, and stop at a NUL). The host is not
-    /// repeated: one with `@` may hold credentials.
+    /// read `/`, `@`, `?` or `#` as parts of a URL, stop at a NUL, and refuse the rest of
+    /// ``forbiddenHostCharacters`` as a proxy it cannot resolve). The host is not repeated:
+    /// one with `@` may hold credentials.
     var addressProblem: String? {
       guard (1...65_535).contains(port) else {
         return "CurlTransport.Proxy: the port \(port) is not in 1...65535"
       }
-      let forbidden: Set<Character> = ["/", "@", "?", "#", "\\", "[", "]", "%"]
       var bare = Substring(host)
-      if bare.hasPrefix("["), bare.hasSuffix("]") { bare = bare.dropFirst().dropLast() }
+      let bracketed = bare.hasPrefix("[") && bare.hasSuffix("]")
+      if bracketed { bare = bare.dropFirst().dropLast() }
       let plain =
         !bare.isEmpty
         && !bare.contains { character in
-          forbidden.contains(character) || character.isWhitespace
+          Self.forbiddenHostCharacters.contains(character) || character.isWhitespace
             || character.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
         }
+        && (!bracketed || bare.contains(":"))
         && (!bare.contains(":")
           || CurlTransport.NameResolution.Override.numericAddress(String(bare)) != nil)
       guard plain else {
         return "CurlTransport.Proxy: the host is not a host name or an IP address (empty, or "
-          + "with `/`, `@`, `?`, `#`, brackets, white space, a control character, or `:` outside an "
-          + "IPv6 address)"
+          + "with `/`, `@`, `?`, `#`, `,`, `+`, `*`, a quote or another character a URL's host "
+          + "cannot hold, white space, a control character, `:` outside an IPv6 address, or "
+          + "brackets around anything else)"
       }
       return nil
     }
+
+    /// The characters libcurl's URL parser refuses in a host name (`hostname_check`), `:`
+    /// aside (an IPv6 address has it): a proxy URL with one fails as a proxy that cannot be
+    /// resolved, which reads (and is retried) as a DNS failure.
+    static let forbiddenHostCharacters = Set(#"/@?#\[]%!{}$'"^`*<>=;,+&()"#)
 
     /// ``host`` as descriptions show it: a host written with credentials
     /// (`user:password@proxy`, which requests refuse) without them.
