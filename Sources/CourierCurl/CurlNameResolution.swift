@@ -70,6 +70,9 @@ extension CurlTransport {
       /// `address` as `CURLOPT_RESOLVE` takes it (an IPv6 one in brackets), or `nil` when it
       /// is not a numeric address: libcurl would skip it with no more than a log line.
       static func numericAddress(_ address: String) -> String? {
+        // `inet_pton` reads up to a NUL, and libcurl would too: refused, not cut short.
+        guard !address.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+        else { return nil }
         var bare = Substring(address)
         if bare.hasPrefix("["), bare.hasSuffix("]") { bare = bare.dropFirst().dropLast() }
         var buffer = (UInt64(0), UInt64(0))
@@ -81,6 +84,24 @@ extension CurlTransport {
           return nil
         }
       }
+    }
+
+    /// Why an override cannot be used with `addressFamily`, or `nil`: one with no address of
+    /// that family. libcurl drops such an entry from its cache and asks DNS instead ("doesn't
+    /// have needed family, zapped"), which would send the request wherever DNS says.
+    func familyProblem() -> OverrideProblem? {
+      guard addressFamily != .any else { return nil }
+      let wantsIPv6 = addressFamily == .ipv6
+      for override in overrides {
+        let usable = override.addresses.contains { address in
+          Override.numericAddress(address).map { $0.hasPrefix("[") == wantsIPv6 } ?? false
+        }
+        if usable { continue }
+        return OverrideProblem(
+          message: "the override for \(override.host):\(override.port) has no \(addressFamily) "
+            + "address, and addressFamily is \(addressFamily)")
+      }
+      return nil
     }
 
     /// Why an ``Override`` cannot be used.
@@ -107,7 +128,8 @@ extension CurlTransport {
     }
 
     /// Fixed addresses for host names; empty (the default) for DNS and the hosts file only.
-    /// An override that is not a plain host name, a port in 1...65,535 and numeric addresses
+    /// An override that is not a plain host name, a port in 1...65,535 and numeric addresses,
+    /// or that has no address of the ``addressFamily`` (other than ``AddressFamily/any``),
     /// makes every request of the transport fail with ``CourierError/Kind/invalidRequest``
     /// (libcurl would ignore it and ask DNS).
     public var overrides: [Override]

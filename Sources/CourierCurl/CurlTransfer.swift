@@ -398,6 +398,12 @@ final class CurlTransfer {
           debugMessage: "CurlTransport.NameResolution.overrides: \(problem.message)",
           request: ticket.request, attempts: 1, stage: "transport")
       }
+      if let problem = resolution.familyProblem() {
+        throw CourierError(
+          kind: .invalidRequest,
+          debugMessage: "CurlTransport.NameResolution.overrides: \(problem.message)",
+          request: ticket.request, attempts: 1, stage: "transport")
+      }
     }
     if resolution.addressFamily != .any {
       try set(CURLOPT_IPRESOLVE, resolution.addressFamily.value)
