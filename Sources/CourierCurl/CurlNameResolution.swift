@@ -22,6 +22,12 @@ extension CurlTransport {
     /// Fixed addresses for one host name and port (`CURLOPT_RESOLVE`): requests to that
     /// host and port connect to these addresses, without asking DNS, and still send the host
     /// name (in `Host` and in TLS's server name, whose certificate must match it).
+    ///
+    /// A request that goes through an HTTP proxy, or a SOCKS5 one with remote DNS, names the
+    /// host to the proxy, which resolves it itself: the override does not apply. The default
+    /// ``CurlTransport/ProxyPolicy/environment`` uses such a proxy whenever `http_proxy`,
+    /// `HTTPS_PROXY` or `ALL_PROXY` is set; list the host in `NO_PROXY` (or the proxy's
+    /// ``CurlTransport/Proxy/bypass``), or choose ``CurlTransport/ProxyPolicy/direct``.
     public struct Override: Sendable, Hashable {
       /// The host name as requests' URLs spell it (compared without case).
       public var host: String

@@ -84,8 +84,9 @@ import Synchronization
 /// - Cancelling the calling `Task`, cancelling the request (`Client.cancelAll()`,
 ///   `TimeoutMiddleware`) or shutting the transport down removes the transfer from libcurl at
 ///   once and closes its connection (over HTTP/2, resets its stream).
-/// - Proxies come from the environment as libcurl reads them (`http_proxy`, `https_proxy`,
-///   `no_proxy`), as with `URLSessionTransport` on Linux.
+/// - Proxies follow ``Configuration/proxy``: by default the environment as libcurl reads it
+///   (`http_proxy`, `HTTPS_PROXY`, `ALL_PROXY`, `NO_PROXY`), as with `URLSessionTransport` on
+///   Linux; ``ProxyPolicy/direct`` for none, ``ProxyPolicy/through(_:)`` for one of your own.
 /// - Every libcurl error becomes a ``CourierError`` with a kind from ``CurlErrorMapping``;
 ///   libcurl's own message is in the error's `debugDescription`, never in its reason.
 /// - A peer that closes a socket never kills the process: libcurl runs with
