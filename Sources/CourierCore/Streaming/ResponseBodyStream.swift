@@ -218,14 +218,14 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
   }
 }
 
-/// The shared state of one ``ResponseBodyStream``: the bytes buffered (one `Data` the writes
-/// append to, taken whole by the reader), how the body ended, the reader waiting, and whether
+/// The shared state of one ``ResponseBodyStream``: the bytes buffered (segments the writes
+/// fill, each taken whole by the reader), how the body ended, the reader waiting, and whether
 /// the producer was told to pause.
 final class StreamCore: Sendable {
   private typealias Waiter = UnsafeContinuation<Result<Data?, CourierError>, Never>
 
   private struct State {
-    var pending = Data()
+    var pending = StreamSegments()
     var ended = false
     var failure: CourierError?
     /// The error the body ended with, kept (``failure`` is taken by the reader): for
@@ -294,7 +294,7 @@ final class StreamCore: Sendable {
     let (waiter, ready, room) = state.withLock { state -> (Waiter?, Data, Bool) in
       guard !state.ended, !state.terminated else { return (nil, Data(), true) }
       state.received += chunk.count
-      if state.pending.isEmpty { state.pending = chunk } else { state.pending.append(chunk) }
+      state.pending.append(chunk, reserving: Self.segmentReserve(bufferSize, adding: chunk.count))
       return Self.afterWrite(&state, bufferSize: bufferSize, deferringWake: false)
     }
     waiter?.resume(returning: .success(ready))
@@ -307,12 +307,8 @@ final class StreamCore: Sendable {
   func append(_ bytes: UnsafeRawBufferPointer) -> (room: Bool, needsFlush: Bool) {
     state.withLock { state in
       guard !state.ended, !state.terminated else { return (true, false) }
-      if state.pending.isEmpty {
-        // The smaller first: `bufferSize + bytes.count` traps for a caller's `Int.max`.
-        let capacity = Swift.min(bufferSize, Self.firstCapacity) + bytes.count
-        state.pending.reserveCapacity(Swift.min(capacity, Self.firstCapacity))
-      }
-      state.pending.append(contentsOf: bytes)
+      state.pending.append(
+        bytes, reserving: Self.segmentReserve(bufferSize, adding: bytes.count))
       state.received += bytes.count
       let wasDeferred = state.wakeDeferred
       let (_, _, room) = Self.afterWrite(&state, bufferSize: bufferSize, deferringWake: true)
@@ -320,8 +316,15 @@ final class StreamCore: Sendable {
     }
   }
 
-  /// 256 KiB: what an empty buffer reserves for the pieces that follow.
-  private static let firstCapacity = 256 * 1024
+  /// What a new segment reserves when `count` bytes start it: room for a buffer's worth of
+  /// pieces after them, at most 256 KiB.
+  private static func segmentReserve(_ bufferSize: Int, adding count: Int) -> Int {
+    // The smaller first: `bufferSize + count` traps for a caller's `Int.max`.
+    Swift.min(Swift.min(bufferSize, segmentCapacity) + count, segmentCapacity)
+  }
+
+  /// 256 KiB: the most a new segment reserves.
+  private static let segmentCapacity = 256 * 1024
 
   /// Wakes a reader that waits for bytes ``append(_:)`` buffered.
   func flush() {
@@ -363,13 +366,13 @@ final class StreamCore: Sendable {
     return (nil, Data(), true)
   }
 
-  /// Takes every buffered byte; the producer's `onDemand` when it was paused.
+  /// Takes the front segment of what is buffered; the producer's `onDemand` when it was paused
+  /// and at most half the buffer is left.
   private static func takePending(
     _ state: inout State, bufferSize: Int
   ) -> (data: Data, demand: (@Sendable () -> Void)?) {
-    let data = state.pending
-    state.pending = Data()
-    guard state.producerPaused else { return (data, nil) }
+    let data = state.pending.takeFirst()
+    guard state.producerPaused, state.pending.count <= bufferSize / 2 else { return (data, nil) }
     state.producerPaused = false
     return (data, state.onDemand)
   }
@@ -435,7 +438,7 @@ final class StreamCore: Sendable {
       let finishActionRunning = state.endActionRunning
       if state.onEnd != nil { state.endActionRunning = true }
       if !state.ended, state.endError == nil { state.endError = error }
-      state.pending = Data()
+      state.pending.removeAll()
       state.wakeDeferred = false
       state.onDemand = nil
       if state.outcome == nil { state.outcome = false }

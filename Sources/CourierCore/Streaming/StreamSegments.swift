@@ -1,0 +1,67 @@
+import Foundation
+
+/// The bytes a ``ResponseBodyStream`` holds for its reader, as segments the reader takes front
+/// first.
+///
+/// Bytes the producer adds while the reader lags go into the last segment while its reserved
+/// room lasts, then into a new one: what is buffered is never moved to a larger allocation, so
+/// every byte is copied once, from the transport's buffer into a segment. A chunk the producer
+/// hands over as `Data`, as large as a segment, becomes one as it is, uncopied.
+struct StreamSegments {
+  /// Front first; bytes are added to the last.
+  private var segments: [Data] = []
+  /// How many more bytes the last segment takes without growing.
+  private var room = 0
+  /// The bytes buffered.
+  private(set) var count = 0
+
+  /// Whether nothing is buffered.
+  var isEmpty: Bool { count == 0 }
+
+  /// Copies `bytes` in: into the last segment while they fit its room, else into a new one
+  /// that reserves `reserve` bytes (at least as many as `bytes`).
+  mutating func append(_ bytes: UnsafeRawBufferPointer, reserving reserve: Int) {
+    guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+    if segments.isEmpty || bytes.count > room {
+      let capacity = Swift.max(reserve, bytes.count)
+      var segment = Data()
+      segment.reserveCapacity(capacity)
+      segments.append(segment)
+      room = capacity
+    }
+    segments[segments.count - 1].append(
+      base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+    room -= bytes.count
+    count += bytes.count
+  }
+
+  /// Adds `chunk`: copied in as ``append(_:reserving:)`` copies bytes, unless it does not fit
+  /// the last segment's room and is at least `reserve` bytes long: then it is a segment of its
+  /// own, as it is.
+  mutating func append(_ chunk: Data, reserving reserve: Int) {
+    guard !chunk.isEmpty else { return }
+    guard segments.isEmpty || chunk.count > room, chunk.count >= reserve else {
+      chunk.withUnsafeBytes { append($0, reserving: reserve) }
+      return
+    }
+    segments.append(chunk)
+    room = 0
+    count += chunk.count
+  }
+
+  /// Takes the front segment; empty when nothing is buffered.
+  mutating func takeFirst() -> Data {
+    guard !segments.isEmpty else { return Data() }
+    let first = segments.removeFirst()
+    if segments.isEmpty { room = 0 }
+    count -= first.count
+    return first
+  }
+
+  /// Drops everything buffered.
+  mutating func removeAll() {
+    segments = []
+    room = 0
+    count = 0
+  }
+}
