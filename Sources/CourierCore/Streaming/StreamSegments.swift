@@ -6,7 +6,8 @@ import Foundation
 /// Bytes the producer adds while the reader lags go into the last segment while its reserved
 /// room lasts, then into a new one: what is buffered is never moved to a larger allocation, so
 /// every byte is copied once, from the transport's buffer into a segment. A chunk the producer
-/// hands over as `Data`, as large as a segment, becomes one as it is, uncopied.
+/// hands over as `Data`, as large as a segment, becomes one as it is, uncopied; so does a
+/// smaller one that finds nothing buffered, until more comes while it waits.
 struct StreamSegments {
   /// Front first; bytes are added to the last.
   private var segments: [Data] = []
@@ -14,6 +15,10 @@ struct StreamSegments {
   private var room = 0
   /// The bytes buffered.
   private(set) var count = 0
+  /// The only segment is a chunk smaller than a segment, kept as written because nothing was
+  /// buffered: a reader that keeps up gets it without a reserve it would hold. What comes
+  /// while it waits gathers with it in a segment of its own (its bytes copied then, once).
+  private var loneChunk = false
 
   /// Whether nothing is buffered.
   var isEmpty: Bool { count == 0 }
@@ -22,6 +27,14 @@ struct StreamSegments {
   /// that reserves `reserve` bytes (at least as many as `bytes`).
   mutating func append(_ bytes: UnsafeRawBufferPointer, reserving reserve: Int) {
     guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+    if loneChunk {
+      loneChunk = false
+      let lone = segments.removeLast()
+      count -= lone.count
+      lone.withUnsafeBytes {
+        append($0, reserving: Swift.max(reserve, lone.count + bytes.count))
+      }
+    }
     if segments.isEmpty || bytes.count > room {
       let capacity = Swift.max(reserve, bytes.count)
       var segment = Data()
@@ -35,25 +48,30 @@ struct StreamSegments {
     count += bytes.count
   }
 
-  /// Adds `chunk`: copied in as ``append(_:reserving:)`` copies bytes, unless it does not fit
-  /// the last segment's room and is at least `reserve` bytes long: then it is a segment of its
-  /// own, as it is.
+  /// Adds `chunk`: a segment of its own, as it is, when nothing is buffered or when it does
+  /// not fit the last segment's room and is at least `reserve` bytes long; else copied in as
+  /// ``append(_:reserving:)`` copies bytes.
   mutating func append(_ chunk: Data, reserving reserve: Int) {
     guard !chunk.isEmpty else { return }
-    guard segments.isEmpty || chunk.count > room, chunk.count >= reserve else {
+    let alone = segments.isEmpty
+    guard alone || (chunk.count > room && chunk.count >= reserve) else {
       chunk.withUnsafeBytes { append($0, reserving: reserve) }
       return
     }
     segments.append(chunk)
     room = 0
     count += chunk.count
+    loneChunk = alone && chunk.count < reserve
   }
 
   /// Takes the front segment; empty when nothing is buffered.
   mutating func takeFirst() -> Data {
     guard !segments.isEmpty else { return Data() }
     let first = segments.removeFirst()
-    if segments.isEmpty { room = 0 }
+    if segments.isEmpty {
+      room = 0
+      loneChunk = false
+    }
     count -= first.count
     return first
   }
@@ -63,5 +81,6 @@ struct StreamSegments {
     segments = []
     room = 0
     count = 0
+    loneChunk = false
   }
 }
