@@ -14,8 +14,8 @@ import Foundation
 /// ## Memory and pace
 /// The transport writes chunks into a buffer of ``defaultBufferSize`` bytes (or what it was
 /// given); when the buffer is full it pauses the transfer (`CurlTransport`
-/// pauses libcurl, so TCP's window slows the server) and goes on when the reader has taken half
-/// of it. A slow reader slows the transfer instead of growing memory. A transport that cannot
+/// pauses libcurl, so TCP's window slows the server) and goes on once at most half of it is
+/// left. A slow reader slows the transfer instead of growing memory. A transport that cannot
 /// pause (`URLSessionTransport` on Linux) bounds what it keeps ahead of the reader and fails
 /// the body with ``CourierError/Kind/bodyTooLarge`` past it.
 ///
@@ -79,8 +79,8 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
   /// - Parameters:
   ///   - bufferSize: The bytes buffered ahead of the reader before ``Writer/write(_:)``
   ///     answers `false` (pause); default ``defaultBufferSize``.
-  ///   - onDemand: Called, on the reading task, when a producer told to pause may go on (the
-  ///     reader took half the buffer). It must not block.
+  ///   - onDemand: Called when a producer told to pause may go on (at most half the buffer
+  ///     is left), on the reading task or the producer's own. It must not block.
   ///   - onTermination: Called once when the reader stops before the end (it broke out of its
   ///     loop, dropped the stream, or its task was cancelled): the producer should stop the
   ///     transfer. Not called after ``Writer/finish()`` or ``Writer/fail(_:)``. It must not
@@ -338,7 +338,7 @@ final class StreamCore: Sendable {
       return (waiter, data, demand)
     }
     waiter?.resume(returning: .success(ready))
-    // The buffer filled before the wake: the producer paused, and the reader has it all now.
+    // The buffer filled before the wake: the producer paused, and at most half is left now.
     demand?()
   }
 
