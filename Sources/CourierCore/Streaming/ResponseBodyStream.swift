@@ -354,7 +354,8 @@ final class StreamCore: Sendable {
         let waiter = state.waiter
         state.waiter = nil
         state.wakeDeferred = false
-        // The reader takes it all: the producer is not paused (nor told to go on).
+        // A reader waits only on an empty buffer: it takes this write's segment, and the
+        // producer is not paused (nor told to go on).
         state.producerPaused = false
         return (waiter, takePending(&state, bufferSize: bufferSize).data, true)
       }
