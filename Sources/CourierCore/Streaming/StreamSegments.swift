@@ -8,9 +8,19 @@ import Foundation
 /// every byte is copied once, from the transport's buffer into a segment. A chunk the producer
 /// hands over as `Data`, as large as a segment, becomes one as it is, uncopied; so does a
 /// smaller one that finds nothing buffered, until more comes while it waits.
+///
+/// A segment taken with less than half its reservation used, and at most 64 KiB, is handed
+/// over in a copy of its own size: a reader that keeps its chunks (small events, each the only
+/// piece of a producer's turn) holds what arrived rather than 256 KiB a chunk.
 struct StreamSegments {
+  /// Bytes buffered, and how many their allocation was reserved for.
+  private struct Segment {
+    var data: Data
+    var reserved: Int
+  }
+
   /// Front first; bytes are added to the last.
-  private var segments: [Data] = []
+  private var segments: [Segment] = []
   /// How many more bytes the last segment takes without growing.
   private var room = 0
   /// The bytes buffered.
@@ -29,7 +39,7 @@ struct StreamSegments {
     guard let base = bytes.baseAddress, bytes.count > 0 else { return }
     if loneChunk {
       loneChunk = false
-      let lone = segments.removeLast()
+      let lone = segments.removeLast().data
       count -= lone.count
       lone.withUnsafeBytes {
         append($0, reserving: Swift.max(reserve, lone.count + bytes.count))
@@ -39,10 +49,10 @@ struct StreamSegments {
       let capacity = Swift.max(reserve, bytes.count)
       var segment = Data()
       segment.reserveCapacity(capacity)
-      segments.append(segment)
+      segments.append(Segment(data: segment, reserved: capacity))
       room = capacity
     }
-    segments[segments.count - 1].append(
+    segments[segments.count - 1].data.append(
       base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
     room -= bytes.count
     count += bytes.count
@@ -58,7 +68,7 @@ struct StreamSegments {
       chunk.withUnsafeBytes { append($0, reserving: reserve) }
       return
     }
-    segments.append(chunk)
+    segments.append(Segment(data: chunk, reserved: chunk.count))
     room = 0
     count += chunk.count
     loneChunk = alone && chunk.count < reserve
@@ -72,9 +82,15 @@ struct StreamSegments {
       room = 0
       loneChunk = false
     }
-    count -= first.count
-    return first
+    count -= first.data.count
+    guard first.data.count <= Self.compactedSize, first.reserved > 2 * first.data.count else {
+      return first.data
+    }
+    return first.data.withUnsafeBytes { Data($0) }
   }
+
+  /// 64 KiB: the largest segment copied to its own size when taken.
+  private static let compactedSize = 64 * 1024
 
   /// Drops everything buffered.
   mutating func removeAll() {

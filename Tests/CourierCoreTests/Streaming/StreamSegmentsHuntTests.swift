@@ -67,4 +67,28 @@ struct StreamSegmentsHuntTests {
     #expect(same, "the body was copied")
     #expect(try await iterator.next() == nil)
   }
+
+  @Test("small pieces appended as the curl transport appends them are kept at their size")
+  func appendedPiecesNotInflated() async throws {
+    let (stream, writer) = ResponseBodyStream.makeStream()
+    var kept: [Data] = []
+    var iterator = stream.makeAsyncIterator()
+    for index in 0..<50 {
+      // One piece a turn, each reserving a segment's room for more that never comes.
+      let piece = Data(repeating: UInt8(index), count: 100)
+      _ = piece.withUnsafeBytes { writer.append($0) }
+      writer.flush()
+      kept.append(try #require(try await iterator.next()))
+    }
+    // A full segment stays as it is: its reservation is used.
+    let large = Data(repeating: 9, count: 256 * 1024)
+    _ = large.withUnsafeBytes { writer.append($0) }
+    writer.finish()
+    let whole = try #require(try await iterator.next())
+    #expect(whole == large)
+    #expect(
+      kept.enumerated().allSatisfy { $0.element == Data(repeating: UInt8($0.offset), count: 100) })
+    let held = kept.reduce(0) { $0 + (Self.allocated($1) ?? 0) }
+    #expect(held < 1 << 20, "50 pieces of 100 bytes hold \(held) bytes")
+  }
 }
