@@ -138,12 +138,14 @@ struct ProxySettingsDefectTests {
     }
   }
 
-  /// Proxy URLs libcurl refuses, whose text its error message repeats.
+  /// Proxy URLs libcurl refuses, whose text its error message repeats: with a scheme, and
+  /// without one as curl also takes them (`user:password@host:port`).
   static func environmentPasswordScenario() async throws {
     let secret = "hunter2-\(UUID().uuidString)"
     let values = [
       "foo://courier:\(secret)@127.0.0.1:1", "http://courier:\(secret)@127.0.0.1:99999",
-      "http://courier:\(secret)@[::1",
+      "http://courier:\(secret)@[::1", "courier:\(secret)@127.0.0.1:99999",
+      "courier:\(secret)@[::1",
     ]
     for value in values {
       setenv("http_proxy", value, 1)

@@ -25,6 +25,7 @@ struct ProxyPasswordTests {
     let secret = "hunter2-\(UUID().uuidString)"
     let values = [
       "foo://courier:\(secret)@127.0.0.1:1", "http://courier:\(secret)@127.0.0.1:99999",
+      "courier:\(secret)@127.0.0.1:99999",
     ]
     for value in values {
       setenv("http_proxy", value, 1)
