@@ -140,6 +140,7 @@ struct FastJSONDecoderTests {
     "zeros with exponents: the fast path answers as JSONDecoder does",
     arguments: [
       "0e0", "0e1", "0e9", "0E5", "0e10", "0e01", "0e+1", "0E+9", "0e-1", "-0e1", "0.0e1",
+      "0.00E72", "0.00e7", "-0.0e3", "0.000", "-0.0",
     ])
   func zerosWithExponents(number: String) {
     struct Holder: Decodable, Equatable { let value: Double }
