@@ -390,15 +390,12 @@ final class CurlTransfer {
     _ resolution: CurlTransport.NameResolution
   ) throws(CourierError) {
     if !resolution.overrides.isEmpty {
-      switch handle.resolveList(for: resolution.overrides) {
+      let checked = handle.resolveList(for: resolution.overrides).flatMap { list in
+        resolution.familyProblem().map { .failure($0) } ?? .success(list)
+      }
+      switch checked {
       case .success(let list): try set(CURLOPT_RESOLVE, pointer: UnsafeRawPointer(list))
       case .failure(let problem):
-        throw CourierError(
-          kind: .invalidRequest,
-          debugMessage: "CurlTransport.NameResolution.overrides: \(problem.message)",
-          request: ticket.request, attempts: 1, stage: "transport")
-      }
-      if let problem = resolution.familyProblem() {
         throw CourierError(
           kind: .invalidRequest,
           debugMessage: "CurlTransport.NameResolution.overrides: \(problem.message)",
