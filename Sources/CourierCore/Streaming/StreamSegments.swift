@@ -21,8 +21,11 @@ struct StreamSegments {
 
   /// Front first; bytes are added to the last.
   private var segments: [Segment] = []
-  /// How many more bytes the last segment takes without growing.
-  private var room = 0
+  /// How many more bytes the last segment takes without growing: none for a chunk kept as
+  /// written.
+  private var room: Int {
+    segments.last.map { $0.reserved - $0.data.count } ?? 0
+  }
   /// The bytes buffered.
   private(set) var count = 0
   /// The only segment is a chunk smaller than a segment, kept as written because nothing was
@@ -50,11 +53,9 @@ struct StreamSegments {
       var segment = Data()
       segment.reserveCapacity(capacity)
       segments.append(Segment(data: segment, reserved: capacity))
-      room = capacity
     }
     segments[segments.count - 1].data.append(
       base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
-    room -= bytes.count
     count += bytes.count
   }
 
@@ -69,7 +70,6 @@ struct StreamSegments {
       return
     }
     segments.append(Segment(data: chunk, reserved: chunk.count))
-    room = 0
     count += chunk.count
     loneChunk = alone && chunk.count < reserve
   }
@@ -78,10 +78,7 @@ struct StreamSegments {
   mutating func takeFirst() -> Data {
     guard !segments.isEmpty else { return Data() }
     let first = segments.removeFirst()
-    if segments.isEmpty {
-      room = 0
-      loneChunk = false
-    }
+    if segments.isEmpty { loneChunk = false }
     count -= first.data.count
     guard first.data.count <= Self.compactedSize, first.reserved > 2 * first.data.count else {
       return first.data
@@ -95,7 +92,6 @@ struct StreamSegments {
   /// Drops everything buffered.
   mutating func removeAll() {
     segments = []
-    room = 0
     count = 0
     loneChunk = false
   }
