@@ -312,6 +312,75 @@ struct FastJSONDecoderTests {
         == nil)
   }
 
+  @Test(
+    "arrays of strings, Ints, Doubles and Bools decode as JSONDecoder decodes them",
+    arguments: [
+      #"{"s":["a","\u00e9",""],"i":[0,-1,9223372036854775807],"d":[0.5,-2,1e3],"b":[true,false]}"#,
+      #"{"s":[],"i":[],"d":[],"b":[]}"#,
+      #"{"s":[["a"]],"i":[1],"d":[1],"b":[true]}"#,
+      #"{"s":["a",null],"i":[1],"d":[1],"b":[true]}"#,
+      #"{"s":"a","i":[1],"d":[1],"b":[true]}"#,
+      #"{"s":{"0":"a"},"i":[1],"d":[1],"b":[true]}"#,
+      #"{"s":["a"],"i":[1,"2"],"d":[1],"b":[true]}"#,
+      #"{"s":["a"],"i":[1,2.5],"d":[1],"b":[true]}"#,
+      #"{"s":["a"],"i":[99999999999999999999],"d":[1],"b":[true]}"#,
+      #"{"s":["a"],"i":[1],"d":[1e400],"b":[true]}"#,
+      #"{"s":["a"],"i":[1],"d":[0e1],"b":[true]}"#,
+      #"{"s":["a"],"i":[1],"d":[1],"b":[1]}"#,
+      #"{"s":["a"],"i":[1],"d":[1],"b":null}"#,
+    ])
+  func leafArrays(json: String) throws {
+    struct Lists: Decodable, Equatable {
+      let s: [[String]]?
+      let i: [Int]
+      let d: [Double]
+      let b: [Bool]
+      init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        // `s` is `[String]` in most documents and `[[String]]` in one: both shapes are read.
+        if let strings = try? container.decode([String].self, forKey: .s) {
+          s = [strings]
+        } else {
+          s = try container.decode([[String]].self, forKey: .s)
+        }
+        i = try container.decode([Int].self, forKey: .i)
+        d = try container.decode([Double].self, forKey: .d)
+        b = try container.decode([Bool].self, forKey: .b)
+      }
+      enum CodingKeys: CodingKey { case s, i, d, b }
+    }
+    let foundation = Self.foundation(Lists.self, json)
+    let fast = Self.fast(Lists.self, json)
+    // Where the fast path answers, it answers as JSONDecoder; where JSONDecoder refuses, the
+    // fast path leaves the document to it.
+    if let fast { #expect(fast == foundation) }
+    if foundation == nil { #expect(fast == nil) }
+    // The two plain documents are answered on the fast path itself.
+    if json.hasPrefix(#"{"s":["a","\u00e9""#) || json.hasPrefix(#"{"s":[],"#) {
+      #expect(fast != nil)
+    }
+    // The top-level arrays too.
+    let top = #"["x","y"]"#
+    #expect(try #require(Self.fast([String].self, top)) == ["x", "y"])
+    #expect(try #require(Self.fast([Int].self, "[3, -4]")) == [3, -4])
+    #expect(try #require(Self.fast([Bool].self, "[true]")) == [true])
+    #expect(try #require(Self.fast([Double].self, "[0.25]")) == [0.25])
+    #expect(Self.fast([Int].self, "[1, null]") == nil)
+  }
+
+  @Test("a number in an [Int] that does not convert is named with its index")
+  func leafArrayNumberProblem() {
+    struct Page: Decodable { let items: [Int] }
+    #expect(
+      FastJSONDecoder.numberProblem(
+        Page.self, from: Data(#"{"items":[1,2,1.5]}"#.utf8), like: Self.decoder)
+        == #"1.5 at "items.2" is not a whole number, which Int needs"#)
+    #expect(
+      FastJSONDecoder.numberProblem(
+        [Double].self, from: Data(#"[1,1e999]"#.utf8), like: Self.decoder)
+        == #"1e999 at "1" is out of Double's range"#)
+  }
+
   static let insertions: [[UInt8]] =
     [
       "{", "}", "[", "]", ",", ":", "\"", "\\", "\\u", "\\ud800", "0", "-", ".", "e", "1e400",

@@ -100,6 +100,28 @@ final class FastJSONState {
     if Value.self == Double.self { return unsafeBitCast(try double(node, path()), to: Value.self) }
     if Value.self == Bool.self { return unsafeBitCast(try bool(node, path()), to: Value.self) }
     if Value.self == URL.self { return try url(Value.self, node, path()) }
+    // Arrays of those leaves, without `Array.init(from:)`'s unkeyed container and its
+    // unspecialized decode and append of every element.
+    if Value.self == [String].self {
+      return unsafeBitCast(
+        try array(node, path, { try self.string($0, path() + [FastJSONIndexKey($1)]) }),
+        to: Value.self)
+    }
+    if Value.self == [Int].self {
+      return unsafeBitCast(
+        try array(node, path, { try self.int($0, path() + [FastJSONIndexKey($1)]) }),
+        to: Value.self)
+    }
+    if Value.self == [Double].self {
+      return unsafeBitCast(
+        try array(node, path, { try self.double($0, path() + [FastJSONIndexKey($1)]) }),
+        to: Value.self)
+    }
+    if Value.self == [Bool].self {
+      return unsafeBitCast(
+        try array(node, path, { try self.bool($0, path() + [FastJSONIndexKey($1)]) }),
+        to: Value.self)
+    }
     if Self.isLeftToFoundation(Value.self) { throw leaveForType(path(), "\(Value.self)") }
     do {
       return try Value(from: FastJSONValueDecoder(state: self, node: node, codingPath: path()))
@@ -125,6 +147,25 @@ final class FastJSONState {
     return value
   }
 
+  /// The elements of the array at `node`, each read by `element` from its node and index.
+  /// Anything but an array is left to `JSONDecoder`, which names the mismatch its own way.
+  @inline(never)
+  private func array<Element>(
+    _ node: Int, _ path: Path, _ element: (_ node: Int, _ index: Int) throws -> Element
+  ) throws -> [Element] {
+    let container = self.node(node)
+    guard container.kind == .array else { throw leave(path(), "not an array") }
+    let count = Int(container.count)
+    var elements: [Element] = []
+    elements.reserveCapacity(count)
+    var child = node + 1
+    for index in 0..<count {
+      elements.append(try element(child, index))
+      child = Int(self.node(child).next)
+    }
+    return elements
+  }
+
   func isNull(_ node: Int) -> Bool { self.node(node).kind == .null }
 
   func bool(_ node: Int, _ path: @autoclosure Path) throws -> Bool {
@@ -144,6 +185,23 @@ final class FastJSONState {
   }
 
   func integer<Value: FixedWidthInteger>(
+    _ type: Value.Type, _ node: Int, _ path: @autoclosure Path
+  ) throws -> Value {
+    // `Int` read without the generic conversions an unspecialized call would look up at
+    // run time (the containers' thirteen integer overloads share one generic body).
+    if Value.self == Int.self {
+      return unsafeBitCast(try int(node, path()), to: Value.self)
+    }
+    return try anyInteger(type, node, path())
+  }
+
+  /// ``integer(_:_:_:)`` for `Int`, specialized.
+  func int(_ node: Int, _ path: @autoclosure Path) throws -> Int {
+    try anyInteger(Int.self, node, path())
+  }
+
+  /// ``integer(_:_:_:)`` for any width.
+  private func anyInteger<Value: FixedWidthInteger>(
     _ type: Value.Type, _ node: Int, _ path: @autoclosure Path
   ) throws -> Value {
     let value = self.node(node)
