@@ -2,9 +2,10 @@
 //
 // The input is a response body. It is decoded into each of a set of models — every integer
 // type with Int128 and UInt128, optionals (missing, null, present), keys that other Unicode
-// normalisation forms spell differently, dictionaries keyed by String and Int, an enum with
-// associated values, and hand-written init(from:) that use decodeIfPresent, try?, nested
-// containers, superDecoder and allKeys — with Courier's fast decoding path, with
+// normalisation forms spell differently, dictionaries keyed by String and Int, arrays of
+// strings, Ints, Doubles and Bools, an enum with associated values, and hand-written
+// init(from:) that use decodeIfPresent, try?, nested containers, superDecoder and
+// allKeys — with Courier's fast decoding path, with
 // ResponseDecoding.json (what every Endpoint<Value> uses) and with a plain JSONDecoder.
 //
 // Where the fast path answers, the value must be JSONDecoder's and ResponseDecoding must
@@ -121,6 +122,11 @@ private struct Collections: Decodable, Equatable, Sendable {
   let figures: [Figure]?
   let colors: [Color]?
   let set: Set<String>?
+  // Arrays of the leaves the fast path reads without an unkeyed container.
+  let ints: [Int]?
+  let strings: [String]?
+  let doubles: [[Double]]?
+  let bools: [Bool]?
 }
 
 /// Every keyed and unkeyed container call a hand-written `init(from:)` makes.
