@@ -116,6 +116,10 @@ public struct CourierError: Error, Sendable {
 
   private var storage: Storage
 
+  // Out of line, as are the initialisers: the fields are hundreds of bytes, and every copy
+  // of them inlined into an async function would be a slot in its frame, which each request
+  // in flight holds for as long as it waits.
+  @inline(never)
   private mutating func change(_ update: (inout Fields) -> Void) {
     var fields = storage.fields
     update(&fields)
@@ -190,6 +194,7 @@ public struct CourierError: Error, Sendable {
 
   /// Creates an error. The ``reason`` starts as the built-in English text for the kind; a
   /// ``Client`` replaces it with the text from its own catalog and language.
+  @inline(never)
   public init(
     kind: Kind,
     debugMessage: String = "",
@@ -220,6 +225,7 @@ public struct CourierError: Error, Sendable {
   /// - Parameter otherwise: The kind for an error Courier does not know; default
   ///   ``Kind/transport``. The client passes ``Kind/middleware`` for errors a middleware
   ///   throws and ``Kind/badResponse`` for errors a ``ResponseStage`` throws.
+  @inline(never)
   public init(
     _ error: any Error, request: Request? = nil, stage: String? = nil,
     otherwise: Kind = .transport

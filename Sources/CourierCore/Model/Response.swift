@@ -14,7 +14,14 @@ public struct Response: Sendable {
   /// retries). Set by retrying middleware.
   public var attempts: Int
   /// When sending started and how long it took, as measured by the ``Client``.
-  public var timings: Timings
+  public var timings: Timings {
+    get { timingsBox?.value ?? Timings() }
+    set { timingsBox = TimingsBox(newValue) }
+  }
+  /// ``timings``, boxed: a response is copied into the frame of every middleware and async
+  /// function it passes through, and a frame holds many copies, so its 200 bytes of phases
+  /// cost each request in flight kilobytes of memory. `nil` for no timings.
+  private var timingsBox: TimingsBox?
   /// Where the transport wrote the body instead of ``body``, for a request with a
   /// ``DownloadAttribute`` answered `2xx`; `nil` otherwise.
   public var downloadedFile: DownloadedFile? { didSet { validated = nil } }
@@ -45,7 +52,7 @@ public struct Response: Sendable {
     self.body = body
     self.request = request
     self.attempts = attempts
-    self.timings = timings
+    self.timingsBox = timings == Timings() ? nil : TimingsBox(timings)
   }
 
   /// Whether the status is in `200..<300`.
@@ -109,4 +116,12 @@ public struct Response: Sendable {
       self.httpVersion = httpVersion
     }
   }
+}
+
+/// ``Response/Timings`` behind a reference, shared by the copies of a response until one of
+/// them sets its timings.
+private final class TimingsBox: Sendable {
+  let value: Response.Timings
+
+  init(_ value: Response.Timings) { self.value = value }
 }
