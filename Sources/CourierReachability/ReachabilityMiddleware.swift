@@ -175,27 +175,37 @@ public struct ReachabilityMiddleware: Middleware, CustomStringConvertible {
     do {
       return try await next(request)
     } catch let failure as CourierError {
-      guard let offline = offlineCause(of: failure, request) else { throw failure }
-      // Tried again only when nothing reached the server (a connection lost may have carried
-      // the request) and the body can be sent twice.
-      guard case .wait(let bound) = whenOffline.mode, failure.kind != .connectionLost,
-        request.body.isReplayable
-      else { throw reported(failure, request, offline) }
-      // The wait and the second try run under the deadline the attempt carried back (set by
-      // a TimeoutMiddleware inside), so they do not outlast the logical request.
-      var again = request
-      if let deadline = failure.request?.attributes[DeadlineAttribute.self] {
-        again.attributes[DeadlineAttribute.self] = deadline
-      }
-      try await waitForPath(
-        again, maximumWait: bound, reason: offline.reason,
-        destination: again.url.host.flatMap(RouteDestination.init), after: failure)
-      do {
-        return try await next(again)
-      } catch let second as CourierError {
-        guard let offline = offlineCause(of: second, again) else { throw second }
-        throw reported(second, again, offline)
-      }
+      return try await afterFailure(failure, of: request, next: next)
+    }
+  }
+
+  /// After an attempt failed with `failure`: reports a failure the path explains, and under
+  /// wait tries once more when the path is back. An async function of its own, so that its
+  /// frame is allocated only after a failure, not for every request in flight.
+  @inline(never)
+  private func afterFailure(
+    _ failure: CourierError, of request: Request, next: Next
+  ) async throws -> Response {
+    guard let offline = offlineCause(of: failure, request) else { throw failure }
+    // Tried again only when nothing reached the server (a connection lost may have carried
+    // the request) and the body can be sent twice.
+    guard case .wait(let bound) = whenOffline.mode, failure.kind != .connectionLost,
+      request.body.isReplayable
+    else { throw reported(failure, request, offline) }
+    // The wait and the second try run under the deadline the attempt carried back (set by
+    // a TimeoutMiddleware inside), so they do not outlast the logical request.
+    var again = request
+    if let deadline = failure.request?.attributes[DeadlineAttribute.self] {
+      again.attributes[DeadlineAttribute.self] = deadline
+    }
+    try await waitForPath(
+      again, maximumWait: bound, reason: offline.reason,
+      destination: again.url.host.flatMap(RouteDestination.init), after: failure)
+    do {
+      return try await next(again)
+    } catch let second as CourierError {
+      guard let offline = offlineCause(of: second, again) else { throw second }
+      throw reported(second, again, offline)
     }
   }
 

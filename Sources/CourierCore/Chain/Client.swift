@@ -126,17 +126,14 @@ public final class Client: Sendable {
       observation = nil
     }
     if Task.isCancelled {
-      let failure = localized(CourierError(CancellationError(), request: request, stage: "client"))
-      observation?.failed(failure)
-      throw failure
+      throw refused(
+        CourierError(CancellationError(), request: request, stage: "client"), observation)
     }
     let token = RequestCancellation(parent: RequestCancellation.current)
     guard let ticket = inFlight.insert(token) else {
       token.detachFromParent()
       if !request.attributes.isEmpty { Self.endProgress(of: request, succeeded: false) }
-      let refusal = localized(.refusedAtShutdown(request))
-      observation?.failed(refusal)
-      throw refusal
+      throw refused(.refusedAtShutdown(request), observation)
     }
     var succeeded = false
     var streamed: StreamCore?
@@ -161,20 +158,45 @@ public final class Client: Sendable {
       observation?.responded(response, streamed: streamed != nil)
       return response
     } catch {
-      var failure = CourierError(error, request: request)
-      if (token.isCancelled || Task.isCancelled), failure.kind != .cancelled {
-        failure.debugMessage += failure.debugMessage.isEmpty ? "" : "; "
-        failure.debugMessage += "cancelled while failing as \(failure.kind)"
-        failure.kind = .cancelled
-      }
-      if let grace = inFlight.shutdownCancellation(of: ticket) { failure.noteShutdown(grace) }
-      var timings = failure.timings ?? Response.Timings()
-      timings.total = ContinuousClock.now - start
-      failure.timings = timings
-      failure = localized(failure)
-      observation?.failed(failure)
-      throw failure
+      throw failure(
+        error, of: request, cancelled: token.isCancelled || Task.isCancelled, ticket: ticket,
+        start: start, observation: observation)
     }
+  }
+
+  // The two functions below build what `send(_:)` throws. Synchronous and out of line, so
+  // that the errors they build stay on the thread's stack instead of in `send(_:)`'s frame,
+  // which every request in flight holds.
+
+  /// `failure` in the client's language, reported to the observers: a request refused before
+  /// it was sent.
+  @inline(never)
+  private func refused(_ failure: CourierError, _ observation: Observation?) -> CourierError {
+    let failure = localized(failure)
+    observation?.failed(failure)
+    return failure
+  }
+
+  /// What a request that failed with `error` throws: a ``CourierError`` that says whether it
+  /// was cancelled and why, with its total time, in the client's language.
+  @inline(never)
+  private func failure(
+    _ error: any Error, of request: Request, cancelled: Bool, ticket: UInt64,
+    start: ContinuousClock.Instant, observation: Observation?
+  ) -> CourierError {
+    var failure = CourierError(error, request: request)
+    if cancelled, failure.kind != .cancelled {
+      failure.debugMessage += failure.debugMessage.isEmpty ? "" : "; "
+      failure.debugMessage += "cancelled while failing as \(failure.kind)"
+      failure.kind = .cancelled
+    }
+    if let grace = inFlight.shutdownCancellation(of: ticket) { failure.noteShutdown(grace) }
+    var timings = failure.timings ?? Response.Timings()
+    timings.total = ContinuousClock.now - start
+    failure.timings = timings
+    failure = localized(failure)
+    observation?.failed(failure)
+    return failure
   }
 
   /// Builds the endpoint's request, sends it, runs the response pipeline and decodes the

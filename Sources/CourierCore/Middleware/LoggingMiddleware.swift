@@ -91,63 +91,99 @@ public struct LoggingMiddleware: Middleware {
     -> Response
   {
     guard level > .none else { return try await next(request) }
-    var fields = baseFields(request)
-    let url = fields["url"] ?? ""
+    // The work before and after the answer is in synchronous functions: what they build
+    // (messages, fields, copies of the response) stays on the thread's stack instead of in
+    // this async function's frame, which a request holds for as long as it is in flight.
+    let fields = loggedStart(of: request)
+    let started = ContinuousClock.now
+    let response: Response
+    do {
+      response = try await next(request)
+    } catch {
+      throw logged(error, of: request, fields: fields, started: started)
+    }
+    return logged(response, of: request, fields: fields, started: started)
+  }
+
+  /// The fields every line of `request` carries; logs the request's start at the levels that
+  /// log headers.
+  @inline(never)
+  private func loggedStart(of request: Request) -> [String: String] {
+    let fields = baseFields(request)
     if level >= .headers, sink.logLevel <= .debug {
       var start = fields
       start["request_headers"] = headers(request.headers, of: request)
       if level >= .body, let body = requestBody(request) { start["request_body"] = body }
-      emit(LogEvent(severity: .debug, message: "\(request.method) \(url)", metadata: start))
+      emit(
+        LogEvent(
+          severity: .debug, message: "\(request.method) \(fields["url"] ?? "")", metadata: start))
     }
-    let started = ContinuousClock.now
-    do {
-      var response = try await next(request)
-      let elapsed = ContinuousClock.now - started
-      let severity: LogSeverity = response.status >= 400 ? .warning : .info
-      guard severity >= sink.logLevel else { return response }
-      fields["duration_ms"] = Self.milliseconds(elapsed)
+    return fields
+  }
+
+  /// Logs `response` and returns it; a streamed body logs its end when its reader has it.
+  @inline(never)
+  private func logged(
+    _ response: Response, of request: Request, fields: [String: String],
+    started: ContinuousClock.Instant
+  ) -> Response {
+    var response = response
+    var fields = fields
+    let url = fields["url"] ?? ""
+    let elapsed = ContinuousClock.now - started
+    let severity: LogSeverity = response.status >= 400 ? .warning : .info
+    guard severity >= sink.logLevel else { return response }
+    fields["duration_ms"] = Self.milliseconds(elapsed)
+    addResponse(response, to: &fields)
+    if let stream = response.bodyStream {
+      // The head now; the size and the whole duration once the reader has the last byte.
+      response.bodyStream = stream.transformed(
+        by: StreamEnd(
+          sink: sink, fields: fields, started: started,
+          message: "\(request.method) \(url) → \(response.status) stream ended"))
+    }
+    emit(
+      LogEvent(
+        severity: severity,
+        message:
+          "\(request.method) \(url) → \(response.status) (\(fields["duration_ms"] ?? "") ms)"
+          + Self.suffix(fields["timings"]),
+        metadata: fields))
+    return response
+  }
+
+  /// Logs the failure `error` and returns it, to be thrown as it is.
+  @inline(never)
+  private func logged(
+    _ error: any Error, of request: Request, fields: [String: String],
+    started: ContinuousClock.Instant
+  ) -> any Error {
+    var fields = fields
+    let url = fields["url"] ?? ""
+    let elapsed = ContinuousClock.now - started
+    let failure = error as? CourierError
+    let kind = failure?.kind.name ?? (error is CancellationError ? "cancelled" : "error")
+    // A response the pipeline rejected (a 503, a business code) is a warning with its
+    // status; a failure without a response is an error.
+    let severity: LogSeverity = failure?.response == nil ? .error : .warning
+    guard severity >= sink.logLevel else { return error }
+    fields["error_kind"] = kind
+    fields["duration_ms"] = Self.milliseconds(elapsed)
+    var outcome = "failed: \(kind)"
+    if let response = failure?.response {
       addResponse(response, to: &fields)
-      if let stream = response.bodyStream {
-        // The head now; the size and the whole duration once the reader has the last byte.
-        response.bodyStream = stream.transformed(
-          by: StreamEnd(
-            sink: sink, fields: fields, started: started,
-            message: "\(request.method) \(url) → \(response.status) stream ended"))
-      }
-      emit(
-        LogEvent(
-          severity: severity,
-          message:
-            "\(request.method) \(url) → \(response.status) (\(fields["duration_ms"] ?? "") ms)"
-            + Self.suffix(fields["timings"]),
-          metadata: fields))
-      return response
-    } catch {
-      let elapsed = ContinuousClock.now - started
-      let failure = error as? CourierError
-      let kind = failure?.kind.name ?? (error is CancellationError ? "cancelled" : "error")
-      // A response the pipeline rejected (a 503, a business code) is a warning with its
-      // status; a failure without a response is an error.
-      let severity: LogSeverity = failure?.response == nil ? .error : .warning
-      guard severity >= sink.logLevel else { throw error }
-      fields["error_kind"] = kind
-      fields["duration_ms"] = Self.milliseconds(elapsed)
-      var outcome = "failed: \(kind)"
-      if let response = failure?.response {
-        addResponse(response, to: &fields)
-        outcome = "→ \(response.status) \(kind)"
-      } else if let timings = failure?.timings {
-        // The phases the failed attempt reached (a connect timeout has no ttfb).
-        addTimings(timings, to: &fields)
-      }
-      emit(
-        LogEvent(
-          severity: severity,
-          message: "\(request.method) \(url) \(outcome) (\(fields["duration_ms"] ?? "") ms)"
-            + Self.suffix(fields["timings"]),
-          metadata: fields))
-      throw error
+      outcome = "→ \(response.status) \(kind)"
+    } else if let timings = failure?.timings {
+      // The phases the failed attempt reached (a connect timeout has no ttfb).
+      addTimings(timings, to: &fields)
     }
+    emit(
+      LogEvent(
+        severity: severity,
+        message: "\(request.method) \(url) \(outcome) (\(fields["duration_ms"] ?? "") ms)"
+          + Self.suffix(fields["timings"]),
+        metadata: fields))
+    return error
   }
 
   private func emit(_ event: LogEvent) {

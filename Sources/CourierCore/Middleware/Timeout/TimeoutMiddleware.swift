@@ -94,22 +94,36 @@ public struct TimeoutMiddleware: Middleware {
     do {
       return try await RequestCancellation.$current.withValue(token) { try await next(request) }
     } catch {
-      // The timer cancelled the attempt, not the caller: report the limit that fired. An
-      // attempt that failed for a reason of its own (a refused connection, a bad status) keeps
-      // it, even when the timer fired before this code ran (a starved pool runs it late).
-      if token.isCancelled, !(outer?.isCancelled ?? false), !Task.isCancelled,
-        Self.mayBeCancellation(error)
-      {
-        throw timedOut(
-          request, limit, overall, sent: true, reached: (error as? CourierError)?.timings)
-      }
-      // The transport's own limit, the same one, ended the attempt first. Its other limits
-      // (connecting, idle) fire earlier and keep their own text.
-      if let error = error as? CourierError, error.kind == .timedOut, ends.remaining <= .zero {
-        throw timedOut(request, limit, overall, sent: true, reached: error.timings)
-      }
-      throw error
+      throw failure(
+        error, of: request, limit: limit, overall: overall, ends: ends, token: token,
+        outer: outer, taskCancelled: Task.isCancelled)
     }
+  }
+
+  /// What an attempt that failed with `error` throws. Synchronous and out of line, so that
+  /// the errors it builds stay on the thread's stack instead of in ``intercept(_:next:)``'s
+  /// frame, which every request in flight holds.
+  @inline(never)
+  private func failure(
+    _ error: any Error, of request: Request, limit: Duration, overall: Duration?,
+    ends: Deadline, token: RequestCancellation, outer: RequestCancellation?,
+    taskCancelled: Bool
+  ) -> any Error {
+    // The timer cancelled the attempt, not the caller: report the limit that fired. An
+    // attempt that failed for a reason of its own (a refused connection, a bad status) keeps
+    // it, even when the timer fired before this code ran (a starved pool runs it late).
+    if token.isCancelled, !(outer?.isCancelled ?? false), !taskCancelled,
+      Self.mayBeCancellation(error)
+    {
+      return timedOut(
+        request, limit, overall, sent: true, reached: (error as? CourierError)?.timings)
+    }
+    // The transport's own limit, the same one, ended the attempt first. Its other limits
+    // (connecting, idle) fire earlier and keep their own text.
+    if let error = error as? CourierError, error.kind == .timedOut, ends.remaining <= .zero {
+      return timedOut(request, limit, overall, sent: true, reached: error.timings)
+    }
+    return error
   }
 
   /// Whether `error` may be how the attempt ended on the timer's cancellation: any error but a
