@@ -181,9 +181,10 @@ public struct ReachabilityMiddleware: Middleware, CustomStringConvertible {
 
   /// After an attempt failed with `failure`: reports a failure the path explains, and under
   /// wait tries once more when the path is back. An async function of its own, so that its
-  /// frame is allocated only after a failure, not for every request in flight.
+  /// frame is allocated only after a failure, not for every request in flight. On the
+  /// caller's executor, as ``intercept(_:next:)`` is: no hop before the second attempt.
   @inline(never)
-  private func afterFailure(
+  nonisolated(nonsending) private func afterFailure(
     _ failure: CourierError, of request: Request, next: Next
   ) async throws -> Response {
     guard let offline = offlineCause(of: failure, request) else { throw failure }
