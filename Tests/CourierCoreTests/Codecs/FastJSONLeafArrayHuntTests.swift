@@ -5,7 +5,7 @@ import Testing
 
 /// The direct paths for `[String]`, `[Int]`, `[Double]` and `[Bool]` (and `Int` without generic
 /// dispatch) answer exactly as `JSONDecoder` answers, or leave the document to it.
-@Suite("FastJSON arrays of leaves agree with JSONDecoder", .timeLimit(.minutes(2)))
+@Suite("FastJSON arrays of leaves agree with JSONDecoder", .timeLimit(.minutes(5)))
 struct FastJSONLeafArrayHuntTests {
   /// What one document gave on each path.
   struct Outcome {

@@ -53,7 +53,7 @@ private actor HuntCaller {
   }
 }
 
-@Suite("Frame refactor hunt: behaviour kept by 9ff428e and d4cb1af", .timeLimit(.minutes(2)))
+@Suite("Frame refactor hunt: behaviour kept by 9ff428e and d4cb1af", .timeLimit(.minutes(5)))
 struct FrameRefactorHuntTests {
   static let hostURL = URL(string: "https://api.example.test/v1/ping")!
 
