@@ -53,7 +53,8 @@ private actor HuntCaller {
   }
 }
 
-@Suite("Frame refactor hunt: behaviour kept by 9ff428e and d4cb1af", .timeLimit(.minutes(5)))
+@Suite(
+  "Failure handling out of the async frames behaves as inside them", .timeLimit(.minutes(5)))
 struct FrameRefactorHuntTests {
   static let hostURL = URL(string: "https://api.example.test/v1/ping")!
 
@@ -74,13 +75,13 @@ struct FrameRefactorHuntTests {
     monitor.status = .satisfied(interfaces: [.wifi])
     let response = try await task.value
     #expect(response.status == 200)
-    // Before d4cb1af both attempts ran on the caller's actor (`intercept` is
-    // `nonisolated(nonsending)`); the new `afterFailure` is a plain async function, which
-    // leaves the caller's executor, and the second attempt then runs off it.
+    // Both attempts run on the caller's actor: `intercept` is `nonisolated(nonsending)`, and
+    // so must be `afterFailure`, which runs the second (a plain async function would leave
+    // the caller's executor).
     #expect(isolations.all == [true, true])
   }
 
-  // MARK: - What held
+  // MARK: - The rest of the behaviour
 
   static let phases = Response.Timings(
     connect: .milliseconds(4), requestSent: .milliseconds(5), connectionReused: false,
