@@ -725,12 +725,12 @@ final class CurlTransfer {
     return count
   }
 
-  /// libcurl's receive buffer (`CURLOPT_BUFFERSIZE`) for a streamed body: a quarter of the
-  /// stream's buffer, from 16 KiB (libcurl's default) to 512 KiB; 256 KiB for the default
-  /// 1 MiB. Larger reads mean fewer `recv` calls and callbacks per megabyte, which is most of
-  /// what a large body costs.
+  /// libcurl's receive buffer (`CURLOPT_BUFFERSIZE`) for a streamed body: the stream's read
+  /// size (``ResponseBodyStream/readSize(bufferSize:)``), from 16 KiB (libcurl's default) to
+  /// 512 KiB. Larger reads mean fewer `recv` calls and callbacks per megabyte, which is most
+  /// of what a large body costs.
   static func streamReadSize(bufferSize: Int) -> Int {
-    min(max(bufferSize / 4, 16 * 1024), 512 * 1024)
+    ResponseBodyStream.readSize(bufferSize: bufferSize)
   }
 
   /// Whether the transfer's body went to a stream.

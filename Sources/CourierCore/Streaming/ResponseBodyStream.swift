@@ -43,6 +43,14 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
   /// The buffer a transport fills ahead of the reader unless told otherwise: 1 MiB.
   public static let defaultBufferSize = 1 << 20
 
+  /// The most a transport reads at once for a stream of `bufferSize` bytes: a quarter of the
+  /// buffer, from 16 KiB to 512 KiB (256 KiB for the default 1 MiB). Larger reads mean fewer
+  /// turns per megabyte; the stream's segments are at least this large, so that every read
+  /// fits one.
+  package static func readSize(bufferSize: Int) -> Int {
+    Swift.min(Swift.max(bufferSize / 4, 16 * 1024), 512 * 1024)
+  }
+
   /// Where the chunks come from: a buffer a producer fills, or another stream through a
   /// ``ResponseBodyTransform``.
   private enum Backing: Sendable {
@@ -225,7 +233,7 @@ final class StreamCore: Sendable {
   private typealias Waiter = UnsafeContinuation<Result<Data?, CourierError>, Never>
 
   private struct State {
-    var pending = StreamSegments()
+    var pending: StreamSegments
     var ended = false
     var failure: CourierError?
     /// The error the body ended with, kept (``failure`` is taken by the reader): for
@@ -263,7 +271,23 @@ final class StreamCore: Sendable {
     onTermination: (@Sendable () -> Void)?
   ) {
     self.bufferSize = bufferSize
-    state = PThreadLock(State(onDemand: onDemand, onTermination: onTermination))
+    // Segments of twice the buffer up to 256 KiB (a buffer's worth of pieces after the
+    // first), and never smaller than a transport's read; spares for what the buffer and a
+    // read past it hold (4 + 2 for 1 MiB).
+    let segmentSize = Swift.max(
+      2 * Swift.min(bufferSize, 128 * 1024), ResponseBodyStream.readSize(bufferSize: bufferSize))
+    state = PThreadLock(
+      State(
+        pending: StreamSegments(
+          segmentSize: segmentSize, spares: Swift.min(bufferSize / segmentSize + 2, 8)),
+        onDemand: onDemand, onTermination: onTermination))
+  }
+
+  deinit {
+    // Segments the reader never took give their buffers back, and the spares are freed: a
+    // chunk the reader keeps must not keep them.
+    state.withLock { $0.pending.removeAll() }
+    segmentPool.close()
   }
 
   var isTerminated: Bool { state.withLock { $0.terminated } }
@@ -275,6 +299,9 @@ final class StreamCore: Sendable {
 
   /// How many bytes the producer wrote so far (what the reader got once the body ended).
   var bytesReceived: Int { state.withLock { $0.received } }
+
+  /// The buffers the stream's segments use; for tests.
+  var segmentPool: StreamSegmentPool { state.withLock { $0.pending.pool } }
 
   /// Whether a reader is suspended waiting for bytes or the end; for tests.
   var readerIsWaiting: Bool { state.withLock { $0.waiter != nil } }
@@ -293,8 +320,10 @@ final class StreamCore: Sendable {
   func write(_ chunk: Data) -> Bool {
     let (waiter, ready, room) = state.withLock { state -> (Waiter?, Data, Bool) in
       guard !state.ended, !state.terminated else { return (nil, Data(), true) }
+      // Nothing to hand over: a waiting reader must not wake to an empty chunk.
+      guard !chunk.isEmpty else { return (nil, Data(), state.pending.count < bufferSize) }
       state.received += chunk.count
-      state.pending.append(chunk, reserving: Self.segmentReserve(bufferSize, adding: chunk.count))
+      state.pending.append(chunk)
       return Self.afterWrite(&state, bufferSize: bufferSize, deferringWake: false)
     }
     waiter?.resume(returning: .success(ready))
@@ -307,24 +336,13 @@ final class StreamCore: Sendable {
   func append(_ bytes: UnsafeRawBufferPointer) -> (room: Bool, needsFlush: Bool) {
     state.withLock { state in
       guard !state.ended, !state.terminated else { return (true, false) }
-      state.pending.append(
-        bytes, reserving: Self.segmentReserve(bufferSize, adding: bytes.count))
+      state.pending.append(bytes)
       state.received += bytes.count
       let wasDeferred = state.wakeDeferred
       let (_, _, room) = Self.afterWrite(&state, bufferSize: bufferSize, deferringWake: true)
       return (room, state.wakeDeferred && !wasDeferred)
     }
   }
-
-  /// What a new segment reserves when `count` bytes start it: room for a buffer's worth of
-  /// pieces after them, at most 256 KiB.
-  private static func segmentReserve(_ bufferSize: Int, adding count: Int) -> Int {
-    // The smaller first: `bufferSize + count` traps for a caller's `Int.max`.
-    Swift.min(Swift.min(bufferSize, segmentCapacity) + count, segmentCapacity)
-  }
-
-  /// 256 KiB: the most a new segment reserves.
-  private static let segmentCapacity = 256 * 1024
 
   /// Wakes a reader that waits for bytes ``append(_:)`` buffered.
   func flush() {
