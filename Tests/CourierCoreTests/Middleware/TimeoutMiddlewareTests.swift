@@ -118,11 +118,54 @@ struct TimeoutRelabelTests {
     #expect(await failure(.httpStatus)?.kind == .httpStatus)
   }
 
+  @Test("on an injected clock the limit counts from the attempt's start, not the timer task's")
+  func limitFromAttemptStart() async {
+    let clock = TestClock()
+    let probe = SleeperProbe()
+    let client = Client(
+      baseURL: testBase, transport: AdvancesAtOnceTransport(clock: clock, probe: probe),
+      middleware: [TimeoutMiddleware(attempt: .seconds(30), overall: nil, clock: clock)])
+    let error = await courierError { try await client.send(Endpoint<Void>(.get, "x")) }
+    #expect(probe.waiting.withLock { $0 } == 0, "the timer slept 30 s from when its task ran")
+    #expect(error?.kind == .timedOut)
+  }
+
   @Test("an attempt that ends as cancelled when the timer fires is timedOut")
   func cancelledIsTimedOut() async {
     let error = await failure(.cancelled)
     #expect(error?.kind == .timedOut)
     #expect(error?.debugDescription.contains("per-attempt timeout of 30") == true)
+  }
+}
+
+/// What ``AdvancesAtOnceTransport`` saw: the sleeps still waiting on its clock once the
+/// timer's had started.
+private final class SleeperProbe: Sendable {
+  let waiting = Mutex<Int?>(nil)
+}
+
+/// Moves its clock past the attempt's 30 s limit as soon as it is called, before the timeout's
+/// timer task has (usually) run, then records whether that timer still waits once its sleep has
+/// started: a timer that counted its limit from when its task ran would wait for a time that
+/// never comes. Fails as a cancelled attempt once the token is cancelled.
+private struct AdvancesAtOnceTransport: Transport {
+  let clock: TestClock
+  let probe: SleeperProbe
+
+  func send(_ request: Request) async throws -> Response {
+    let token = try #require(RequestCancellation.current)
+    clock.advance(by: .seconds(30))
+    await clock.waitForSleepers(1)
+    let waiting = clock.sleeperCount
+    probe.waiting.withLock { $0 = waiting }
+    if waiting == 0 {
+      await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+        _ = token.addHandler { done.resume() }
+      }
+    }
+    throw CourierError(
+      kind: .cancelled, debugMessage: "cancelled", request: request, attempts: 1,
+      stage: "transport")
   }
 }
 
