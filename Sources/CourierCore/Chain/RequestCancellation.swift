@@ -162,11 +162,18 @@ public final class RequestCancellation: Sendable {
   /// Sleeps on `clock`, ending at once with `CancellationError` when the current task or the
   /// current request is cancelled.
   public static func sleep(for duration: Duration, clock: any Clock<Duration>) async throws {
+    try await sleep(for: duration, on: clock)
+  }
+
+  /// ``sleep(for:clock:)`` on a concrete clock: the deadline is read now, before the sleeping
+  /// task runs, so that time the clock moves meanwhile counts.
+  private static func sleep<C: Clock<Duration>>(for duration: Duration, on clock: C) async throws {
     guard current != nil else {
       try await clock.sleep(for: duration)
       return
     }
-    let sleeper = Task { try await clock.sleep(for: duration) }
+    let deadline = clock.now.advanced(by: duration)
+    let sleeper = Task { try await clock.sleep(until: deadline, tolerance: nil) }
     try await withCancellationHandler {
       try await sleeper.value
     } onCancel: {

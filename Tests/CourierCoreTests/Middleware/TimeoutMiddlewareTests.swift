@@ -267,7 +267,9 @@ struct TimeoutAndTransportLimitTests {
     let timeout = TimeoutMiddleware(attempt: .seconds(30), overall: nil, clock: clock)
     let client = stubClient(stub, middleware: [timeout])
     let task = Task { try await client.send(Endpoint<Void>(.get, "slow")) }
+    // The timer is armed before the attempt reaches the stub: wait for both.
     await clock.waitForSleepers(1)
+    await stub.waitForRequests(1)
     clock.advance(by: .seconds(30))
     let error = await courierError { try await task.linkedValue }
     #expect(error?.kind == .timedOut)
