@@ -177,8 +177,10 @@ final class CurlTransfer {
     // took it for idle and dropped it under that transfer (StreamingTests).
     if let streamBufferSize {
       try set(CURLOPT_FORBID_REUSE, 1)
-      // Larger reads for a large body: fewer `recv` calls and callbacks per megabyte.
-      try set(CURLOPT_BUFFERSIZE, Self.streamReadSize(bufferSize: streamBufferSize))
+      // Larger reads for a large body (from libcurl's default of 16 KiB up to 512 KiB):
+      // fewer `recv` calls and callbacks per megabyte, most of what a large body costs.
+      try set(
+        CURLOPT_BUFFERSIZE, ResponseBodyStream.readSize(bufferSize: streamBufferSize))
     }
     try set(CURLOPT_WRITEDATA, pointer: context)
     try set(CURLOPT_HEADERDATA, pointer: context)
@@ -723,14 +725,6 @@ final class CurlTransfer {
     lastByte = .now
     downloadProgress?.update(completed: received, expected: expectedLength)
     return count
-  }
-
-  /// libcurl's receive buffer (`CURLOPT_BUFFERSIZE`) for a streamed body: the stream's read
-  /// size (``ResponseBodyStream/readSize(bufferSize:)``), from 16 KiB (libcurl's default) to
-  /// 512 KiB. Larger reads mean fewer `recv` calls and callbacks per megabyte, which is most
-  /// of what a large body costs.
-  static func streamReadSize(bufferSize: Int) -> Int {
-    ResponseBodyStream.readSize(bufferSize: bufferSize)
   }
 
   /// Whether the transfer's body went to a stream.

@@ -165,15 +165,27 @@ public final class RequestCancellation: Sendable {
     try await sleep(for: duration, on: clock)
   }
 
-  /// ``sleep(for:clock:)`` on a concrete clock: the deadline is read now, before the sleeping
-  /// task runs, so that time the clock moves meanwhile counts.
+  /// A task that sleeps on `clock` until `duration` from now, then runs `then`. The deadline
+  /// is read here, before the task runs, so that time the clock moves meanwhile counts (a test
+  /// clock a transport advances at once). What ``sleep(for:clock:)`` and
+  /// ``TimeoutMiddleware``'s timer on an injected clock sleep in.
+  package static func sleepingTask<C: Clock<Duration>>(
+    for duration: Duration, on clock: C, then: @escaping @Sendable () -> Void = {}
+  ) -> Task<Void, any Error> {
+    let deadline = clock.now.advanced(by: duration)
+    return Task {
+      try await clock.sleep(until: deadline, tolerance: nil)
+      then()
+    }
+  }
+
+  /// ``sleep(for:clock:)`` on a concrete clock.
   private static func sleep<C: Clock<Duration>>(for duration: Duration, on clock: C) async throws {
     guard current != nil else {
       try await clock.sleep(for: duration)
       return
     }
-    let deadline = clock.now.advanced(by: duration)
-    let sleeper = Task { try await clock.sleep(until: deadline, tolerance: nil) }
+    let sleeper = sleepingTask(for: duration, on: clock)
     try await withCancellationHandler {
       try await sleeper.value
     } onCancel: {

@@ -286,8 +286,10 @@ final class StreamCore: Sendable {
   deinit {
     // Segments the reader never took give their buffers back, and the spares are freed: a
     // chunk the reader keeps must not keep them.
-    state.withLock { $0.pending.removeAll() }
-    segmentPool.close()
+    state.withLock { state in
+      state.pending.removeAll()
+      return state.pending.pool
+    }.close()
   }
 
   var isTerminated: Bool { state.withLock { $0.terminated } }

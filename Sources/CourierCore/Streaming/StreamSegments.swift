@@ -68,7 +68,7 @@ struct StreamSegments {
   /// Copies `bytes` in: into the last segment while they fit its room, else into a new one of
   /// ``segmentSize`` (or of their size when they are larger).
   mutating func append(_ bytes: UnsafeRawBufferPointer) {
-    guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+    guard !bytes.isEmpty else { return }
     if loneChunk {
       loneChunk = false
       let lone = segments.removeLast()
@@ -77,7 +77,7 @@ struct StreamSegments {
         data.withUnsafeBytes { appendCopy($0, reserving: Swift.max(segmentSize, $0.count)) }
       }
     }
-    appendCopy(UnsafeRawBufferPointer(start: base, count: bytes.count), reserving: segmentSize)
+    appendCopy(bytes, reserving: segmentSize)
   }
 
   /// Copies `bytes` (not empty) into the last segment's room, or a new segment that holds at
@@ -209,10 +209,5 @@ final class StreamSegmentPool: Sendable {
   /// The buffers given and not back yet, and those kept for reuse; for tests.
   var counts: (out: Int, kept: Int) { buffers.withLock { ($0.out, $0.kept.count) } }
 
-  deinit {
-    buffers.withLock { buffers in
-      for buffer in buffers.kept { buffer.deallocate() }
-      buffers.kept = []
-    }
-  }
+  deinit { close() }
 }

@@ -138,7 +138,7 @@ public struct TimeoutMiddleware: Middleware {
   /// injected clock.
   private enum Armed {
     case thread
-    case task(Task<Void, Never>)
+    case task(Task<Void, any Error>)
   }
 
   private func arm(_ limit: Duration, _ token: RequestCancellation) -> Armed {
@@ -147,20 +147,9 @@ public struct TimeoutMiddleware: Middleware {
       CancellationTimer.shared.arm(after: limit, cancelling: token)
       return .thread
     case .clock(let clock):
-      return .task(Self.sleeper(on: clock, limit: limit, cancelling: token))
-    }
-  }
-
-  /// A task that cancels `token` at `limit` from now on `clock`: the deadline is read when the
-  /// attempt is armed, not when the task first runs, so that time the clock moves before then
-  /// counts (a test clock advanced by the transport at once).
-  private static func sleeper<C: Clock<Duration>>(
-    on clock: C, limit: Duration, cancelling token: RequestCancellation
-  ) -> Task<Void, Never> {
-    let deadline = clock.now.advanced(by: limit)
-    return Task {
-      guard (try? await clock.sleep(until: deadline, tolerance: nil)) != nil else { return }
-      token.cancel()
+      // The deadline is read now, when the attempt is armed, not when the task first runs.
+      return .task(
+        RequestCancellation.sleepingTask(for: limit, on: clock, then: { token.cancel() }))
     }
   }
 
