@@ -44,11 +44,13 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
   public static let defaultBufferSize = 1 << 20
 
   /// The most a transport reads at once for a stream of `bufferSize` bytes: a quarter of the
-  /// buffer, from 16 KiB to 512 KiB (256 KiB for the default 1 MiB). Larger reads mean fewer
-  /// turns per megabyte; the stream's segments are at least this large, so that every read
-  /// fits one.
+  /// buffer, from 16 KiB to 100 KiB (100 KiB for the default 1 MiB), the size `curl` itself
+  /// reads with. Larger reads mean fewer turns per megabyte, but the kernel's copy out of the
+  /// socket costs three to four times as much per byte once one read asks for more than
+  /// 128 KiB (its destination no longer stays in the CPU's cache). The stream's segments are
+  /// at least this large, so that every read fits one.
   package static func readSize(bufferSize: Int) -> Int {
-    Swift.min(Swift.max(bufferSize / 4, 16 * 1024), 512 * 1024)
+    Swift.min(Swift.max(bufferSize / 4, 16 * 1024), 100 * 1024)
   }
 
   /// Where the chunks come from: a buffer a producer fills, or another stream through a
