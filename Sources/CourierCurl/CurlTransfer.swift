@@ -177,8 +177,9 @@ final class CurlTransfer {
     // took it for idle and dropped it under that transfer (StreamingTests).
     if let streamBufferSize {
       try set(CURLOPT_FORBID_REUSE, 1)
-      // Larger reads for a large body (from libcurl's default of 16 KiB up to 512 KiB):
-      // fewer `recv` calls and callbacks per megabyte, most of what a large body costs.
+      // Larger reads for a large body (from libcurl's default of 16 KiB up to 100 KiB, see
+      // `readSize`): fewer `recv` calls and turns of the loop per megabyte. libcurl still
+      // hands them to the write callback 16 KiB at a time (`CURL_MAX_WRITE_SIZE`).
       try set(
         CURLOPT_BUFFERSIZE, ResponseBodyStream.readSize(bufferSize: streamBufferSize))
     }
