@@ -45,10 +45,10 @@ public struct ResponseBodyStream: AsyncSequence, Sendable {
 
   /// The most a transport reads at once for a stream of `bufferSize` bytes: a quarter of the
   /// buffer, from 16 KiB to 100 KiB (100 KiB for the default 1 MiB), the size `curl` itself
-  /// reads with. Larger reads mean fewer turns per megabyte, but the kernel's copy out of the
-  /// socket costs three to four times as much per byte once one read asks for more than
-  /// 128 KiB (its destination no longer stays in the CPU's cache). The stream's segments are
-  /// at least this large, so that every read fits one.
+  /// reads with. Larger reads mean fewer turns per megabyte, but once one read asks for more
+  /// than 128 KiB the kernel's copy out of the socket costs several times as much per byte
+  /// (`Docs/Benchmarks.md`). The stream's segments are at least this large, so that every
+  /// read fits one.
   package static func readSize(bufferSize: Int) -> Int {
     Swift.min(Swift.max(bufferSize / 4, 16 * 1024), 100 * 1024)
   }
