@@ -37,16 +37,21 @@ struct StreamReadSizeHuntTests {
     return response
   }
 
-  /// Where `received` first differs from `sent` (their shorter length when one is a prefix of
-  /// the other), or `nil` when they are equal; never a diff of megabytes.
-  private static func firstDifference(_ received: Data, _ sent: Data) -> Int? {
-    if received == sent { return nil }
+  /// Expects `received` to equal `sent`; when it does not, names where it first differs (their
+  /// shorter length when one is a prefix of the other) rather than a diff of megabytes.
+  private static func expectSame(
+    _ received: Data, _ sent: Data, sourceLocation: SourceLocation = #_sourceLocation
+  ) {
+    guard received != sent else { return }
     let common = min(received.count, sent.count)
-    return received.withUnsafeBytes { (left: UnsafeRawBufferPointer) in
+    let first = received.withUnsafeBytes { (left: UnsafeRawBufferPointer) in
       sent.withUnsafeBytes { (right: UnsafeRawBufferPointer) in
         (0..<common).first { left[$0] != right[$0] } ?? common
       }
     }
+    Issue.record(
+      "first wrong byte at \(first) of \(sent.count) (\(received.count) received)",
+      sourceLocation: sourceLocation)
   }
 
   /// What a reader saw of one streamed body.
@@ -122,8 +127,7 @@ struct StreamReadSizeHuntTests {
       stalls: framing.stalls)
     #expect(reading.failure == nil, "\(reading.failure?.debugDescription ?? "")")
     #expect(reading.data.count == size)
-    let difference = Self.firstDifference(reading.data, body)
-    #expect(difference == nil, "first wrong byte at \(difference ?? -1) of \(size)")
+    Self.expectSame(reading.data, body)
     // A chunk is at most one segment: pieces of a read never spill into a larger buffer.
     #expect(reading.largestChunk <= 256 * Self.kib)
     await expectIdle(transport)
@@ -150,8 +154,7 @@ struct StreamReadSizeHuntTests {
       streamed.body, bufferSize: bufferSize, expected: size, stalls: true)
     #expect(reading.failure == nil, "\(reading.failure?.debugDescription ?? "")")
     #expect(reading.data.count == size)
-    let difference = Self.firstDifference(reading.data, body)
-    #expect(difference == nil, "first wrong byte at \(difference ?? -1) of \(size)")
+    Self.expectSame(reading.data, body)
     // The piece that fills the buffer is taken whole; the next one pauses the transfer.
     #expect(
       reading.mostBuffered < min(bufferSize, size) + readSize,
@@ -179,8 +182,7 @@ struct StreamReadSizeHuntTests {
     let reading = await Self.read(
       stream, bufferSize: bufferSize, expected: body.count, stalls: true)
     #expect(reading.failure == nil, "\(reading.failure?.debugDescription ?? "")")
-    let difference = Self.firstDifference(reading.data, body)
-    #expect(difference == nil, "first wrong byte at \(difference ?? -1)")
+    Self.expectSame(reading.data, body)
     let buffer = max(1, bufferSize)
     #expect(
       reading.mostBuffered < buffer + ResponseBodyStream.readSize(bufferSize: bufferSize),
@@ -223,8 +225,7 @@ struct StreamReadSizeHuntTests {
     }
     writer.finish()
     while let chunk = try await iterator.next() { received.append(chunk) }
-    let difference = Self.firstDifference(received, body)
-    #expect(difference == nil, "first wrong byte at \(difference ?? -1)")
+    Self.expectSame(received, body)
     #expect(segmentSize >= readSize)
   }
 
@@ -265,8 +266,7 @@ struct StreamReadSizeHuntTests {
     } catch {
       Issue.record("after \(decoded.count) bytes: \(error.debugDescription)")
     }
-    let difference = Self.firstDifference(decoded, original)
-    #expect(difference == nil, "first wrong byte at \(difference ?? -1) of \(original.count)")
+    Self.expectSame(decoded, original)
     await expectIdle(transport)
   }
 
@@ -303,8 +303,7 @@ struct StreamReadSizeHuntTests {
     } catch {
       Issue.record("after \(received.count) bytes: \(error.debugDescription)")
     }
-    let difference = Self.firstDifference(received, body)
-    #expect(difference == nil, "first wrong byte at \(difference ?? -1)")
+    Self.expectSame(received, body)
     await expectIdle(transport)
   }
 
