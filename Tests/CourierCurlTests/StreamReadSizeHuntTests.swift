@@ -66,16 +66,35 @@ struct StreamReadSizeHuntTests {
     var failure: CourierError?
   }
 
-  /// Reads `body` to its end. With `stalls`, after every chunk that leaves at most half the
-  /// buffer (so the producer goes on, paused or not), the reader waits until the buffer is
-  /// full (the transfer pauses) or the rest of the body is in, takes a few more turns for a
-  /// piece past the buffer to land, and notes what is buffered.
+  /// Reads `body` to its end. With `stalls`, the reader first waits until the buffer is full
+  /// (the transfer pauses) or the whole body is in, before it takes anything, so that a body
+  /// larger than the buffer pauses the transfer at least once however late the reader starts;
+  /// then, after every chunk that leaves at most half the buffer (so the producer goes on,
+  /// paused or not), it waits again for the buffer to fill or the rest of the body. Each
+  /// time it takes a few more turns for a piece past the buffer to land, and notes what is
+  /// buffered.
   private static func read(
     _ body: ResponseBodyStream, bufferSize: Int, expected: Int, stalls: Bool
   ) async -> Reading {
     let core = body.core
     let bufferSize = max(1, bufferSize)
     var reading = Reading()
+    func stall(after consumed: Int) async {
+      let target = consumed + min(bufferSize, max(0, expected - consumed))
+      let end = ContinuousClock.now + .seconds(30)
+      while core.bytesReceived < target, core.endError == nil {
+        guard ContinuousClock.now < end else {
+          let buffered = core.bytesReceived - consumed
+          Issue.record("the buffer never filled: \(buffered) of \(bufferSize) after \(consumed)")
+          break
+        }
+        await Task.yield()
+      }
+      for _ in 0..<20 { await Task.yield() }
+      reading.mostBuffered = max(reading.mostBuffered, core.bytesReceived - consumed)
+      reading.mostSegmentsOut = max(reading.mostSegmentsOut, core.segmentPool.counts.out)
+    }
+    if stalls { await stall(after: 0) }
     do {
       for try await chunk in body {
         reading.data.append(chunk)
@@ -83,19 +102,7 @@ struct StreamReadSizeHuntTests {
         reading.mostSegmentsOut = max(reading.mostSegmentsOut, core.segmentPool.counts.out)
         let consumed = reading.data.count
         guard stalls, core.bytesReceived - consumed <= bufferSize / 2 else { continue }
-        let target = consumed + min(bufferSize, max(0, expected - consumed))
-        let end = ContinuousClock.now + .seconds(30)
-        while core.bytesReceived < target, core.endError == nil {
-          guard ContinuousClock.now < end else {
-            let buffered = core.bytesReceived - consumed
-            Issue.record("the buffer never filled: \(buffered) of \(bufferSize) after \(consumed)")
-            break
-          }
-          await Task.yield()
-        }
-        for _ in 0..<20 { await Task.yield() }
-        reading.mostBuffered = max(reading.mostBuffered, core.bytesReceived - consumed)
-        reading.mostSegmentsOut = max(reading.mostSegmentsOut, core.segmentPool.counts.out)
+        await stall(after: consumed)
       }
     } catch {
       reading.failure = error
